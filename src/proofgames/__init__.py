@@ -1,0 +1,28 @@
+"""proofgames: interactive-proof games for AI oversight."""
+
+from ._configuration import CheckpointedRun, Configuration, ConfigurationMachine
+from ._errors import (
+    ConfigurationError,
+    MachineFormatError,
+    OracleError,
+    ProofgamesError,
+    ProtocolError,
+    RegistryError,
+)
+from ._oracle import (
+    BernoulliOracle,
+    FunctionOracle,
+    Oracle,
+    OracleLedger,
+    OracleView,
+    TableOracle,
+)
+from ._transcript import (
+    ExplicitTranscriptMachine,
+    Step,
+    TranscriptBuilder,
+    TranscriptMachine,
+    gates,
+)
+
+__version__ = "0.1.0"

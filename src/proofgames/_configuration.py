@@ -1,0 +1,182 @@
+"""Machines given as configurations (state, head, tape) with a single-step function.
+
+This is the form the bisection protocol (Figure 3) needs.  A configuration has a fixed
+size: ``S`` tape cells, plus the state and the head position.  One step maps a
+configuration to the next, making at most one oracle query.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._oracle import OracleView
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """An immutable machine configuration.
+
+    Attributes:
+        state: control state (machine-specific numbering).
+        head: head position, an index into ``tape``.
+        tape: the tape cells, one symbol per byte.
+
+    """
+
+    state: int
+    head: int
+    tape: bytes
+
+    @property
+    def size(self) -> int:
+        """Number of tape cells."""
+        return len(self.tape)
+
+    def digest(self) -> str:
+        """Short stable fingerprint, used in message logs."""
+        h = hashlib.sha256()
+        h.update(self.state.to_bytes(8, "little", signed=True))
+        h.update(self.head.to_bytes(8, "little", signed=True))
+        h.update(self.tape)
+        return h.hexdigest()[:16]
+
+    def tape_array(self) -> np.ndarray:
+        """A writable copy of the tape as a ``uint8`` array."""
+        return np.frombuffer(self.tape, dtype=np.uint8).copy()
+
+
+class ConfigurationMachine(abc.ABC):
+    """A machine given by configurations of fixed size ``size`` and a step function."""
+
+    name: str = "configuration-machine"
+    size: int
+
+    @abc.abstractmethod
+    def initial(self) -> Configuration:
+        """The configuration at time 0 (built from the input)."""
+
+    @abc.abstractmethod
+    def validate(self, config: object) -> Configuration:
+        """Return ``config`` if it is a well-formed configuration of this machine.
+
+        Raises:
+            ConfigurationError: naming what is wrong (size, symbol, state, head).
+
+        """
+
+    @abc.abstractmethod
+    def step(
+        self,
+        config: Configuration,
+        oracle: OracleView | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> Configuration:
+        """Apply one step (at most one oracle query)."""
+
+    @abc.abstractmethod
+    def accepts(self, config: Configuration) -> int:
+        """The output bit read off a configuration (1 = accepting)."""
+
+    @abc.abstractmethod
+    def config_bits(self) -> int:
+        """Bits needed to write one configuration."""
+
+    def run_steps(
+        self,
+        config: Configuration,
+        steps: int,
+        oracle: OracleView | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> tuple[Configuration, int]:
+        """Apply ``steps`` steps; return the result and the steps actually simulated.
+
+        Subclasses override this with a fast engine; steps in absorbing states may be free.
+        """
+        for _ in range(steps):
+            config = self.step(config, oracle, rng)
+        return config, steps
+
+    def advance(
+        self,
+        config: Configuration,
+        steps: int,
+        oracle: OracleView | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> Configuration:
+        """Apply ``steps`` steps and return the resulting configuration."""
+        return self.run_steps(config, steps, oracle, rng)[0]
+
+
+ProgressFn = Callable[[int], None]
+
+
+class CheckpointedRun:
+    """One run of a machine that keeps evenly spaced checkpoints.
+
+    Any configuration of the run can then be recomputed by simulating at most
+    ``interval`` steps from the nearest earlier checkpoint.  ``work`` counts every step
+    simulated (the first run plus all re-simulation), so it is the prover's true cost.
+    The most recently reconstructed configuration is cached.
+
+    Args:
+        machine: the machine to run.
+        steps: length T of the run.
+        oracle: the party's counted oracle access.
+        memory_bytes: budget for the stored checkpoints.
+        progress: called with the number of steps just simulated during the first run.
+
+    """
+
+    def __init__(
+        self,
+        machine: ConfigurationMachine,
+        steps: int,
+        oracle: OracleView | None = None,
+        memory_bytes: int = 64 << 20,
+        progress: ProgressFn | None = None,
+        start: Configuration | None = None,
+    ) -> None:
+        self.machine = machine
+        self.steps = steps
+        self._oracle = oracle
+        count = max(2, min(steps + 1, memory_bytes // max(1, machine.size + 64)))
+        self.interval = max(1, -(-steps // (count - 1)))
+        self.work = 0
+        config = machine.initial() if start is None else start
+        self._checkpoints = [config]
+        t = 0
+        while t < steps:
+            chunk = min(self.interval, steps - t)
+            config, w = machine.run_steps(config, chunk, oracle)
+            self.work += w
+            t += chunk
+            self._checkpoints.append(config)
+            if progress is not None:
+                progress(chunk)
+        self._cache: tuple[int, Configuration] = (0, self._checkpoints[0])
+
+    @property
+    def final(self) -> Configuration:
+        """The configuration after ``steps`` steps."""
+        return self._checkpoints[-1]
+
+    def config_at(self, t: int) -> Configuration:
+        """The configuration after ``t`` steps (0 <= t <= steps)."""
+        if not 0 <= t <= self.steps:
+            raise IndexError(f"time {t} is outside the run [0, {self.steps}]")
+        k = t // self.interval
+        base_t, base = k * self.interval, self._checkpoints[k]
+        ct, cached = self._cache
+        if base_t <= ct <= t:
+            base_t, base = ct, cached
+        if base_t == t:
+            return base
+        config, w = self.machine.run_steps(base, t - base_t, self._oracle)
+        self.work += w
+        self._cache = (t, config)
+        return config

@@ -1,0 +1,304 @@
+"""Oracle machines laid out as transcripts with declared relevant sets.
+
+A :class:`TranscriptMachine` writes entries ``y[0] ... y[T-1]`` (0-based; the paper counts
+from 1).  Step ``t`` declares its *relevant set* ``I(t)`` -- earlier transcript positions --
+and the positions of the input ``x`` it reads, and is either a deterministic function of
+those values or an oracle query whose answer becomes ``y[t]``.  The output is ``y[T-1]``.
+
+Steps are evaluated on a *batch* of value vectors at once (numpy arrays of shape
+``(n, k)``), so that many transcripts -- thousands of debates run in lockstep, or every
+transcript of a small machine -- are processed without a Python loop per transcript.
+
+Example:
+    >>> import numpy as np
+    >>> from proofgames import TranscriptBuilder, gates
+    >>> b = TranscriptBuilder(inputs=bytes([1, 0, 1]))
+    >>> a = b.gate(gates.XOR, inputs=[0, 1])
+    >>> out = b.gate(gates.XOR, inputs=[2], relevant=[a])
+    >>> m = b.build(name="parity3")
+    >>> m.run().tolist()
+    [1, 0]
+
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._errors import MachineFormatError, OracleError
+from ._oracle import OracleView
+
+IntArray = NDArray[np.int64]
+StepFn = Callable[[IntArray], IntArray]
+QueryFn = Callable[[IntArray], bytes]
+
+
+class TranscriptMachine(abc.ABC):
+    """An oracle machine as a transcript of ``length`` entries in ``range(alphabet)``."""
+
+    name: str = "transcript-machine"
+    length: int
+    alphabet: int = 2
+    inputs: bytes = b""
+
+    @abc.abstractmethod
+    def relevant(self, t: int) -> tuple[int, ...]:
+        """Return the earlier transcript positions that step ``t`` reads (unchecked)."""
+
+    def input_positions(self, t: int) -> tuple[int, ...]:
+        """Return the positions of the input that step ``t`` reads."""
+        return ()
+
+    @abc.abstractmethod
+    def is_query(self, t: int) -> bool:
+        """Whether step ``t`` is an oracle query."""
+
+    @abc.abstractmethod
+    def step_batch(
+        self,
+        t: int,
+        values: IntArray,
+        oracle: OracleView | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> IntArray:
+        """Evaluate step ``t`` for a batch of relevant-entry vectors.
+
+        Args:
+            t: the step (0-based).
+            values: shape ``(n, len(relevant(t)))``: the relevant entries, in the order
+                :meth:`relevant` lists them, for ``n`` transcripts.
+            oracle: counted oracle access, used by query steps.
+            rng: randomness for stochastic oracles.
+
+        Returns:
+            Shape ``(n,)``: the value of ``y[t]`` for each transcript.
+
+        """
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def output_position(self) -> int:
+        """Position of the output entry ``y[T-1]``."""
+        return self.length - 1
+
+    def checked_relevant(self, t: int) -> tuple[int, ...]:
+        """Return ``relevant(t)`` after checking it points only backwards.
+
+        Raises:
+            MachineFormatError: if ``t`` is out of range or a position is not in ``[0, t)``.
+
+        """
+        if not 0 <= t < self.length:
+            raise MachineFormatError(f"{self.name}: step {t} is outside [0, {self.length})")
+        rel = self.relevant(t)
+        for i in rel:
+            if not 0 <= i < t:
+                direction = "forward" if i >= t else "outside the transcript"
+                raise MachineFormatError(
+                    f"{self.name}: step {t}'s relevant set points {direction} to position {i}; "
+                    f"relevant positions must lie in [0, {t})"
+                )
+        return rel
+
+    def step(
+        self,
+        t: int,
+        values: Sequence[int],
+        oracle: OracleView | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> int:
+        """Evaluate step ``t`` on one vector of relevant entries."""
+        arr = np.asarray(values, dtype=np.int64).reshape(1, -1)
+        return int(self.step_batch(t, arr, oracle, rng)[0])
+
+    def entry_bits(self) -> int:
+        """Bits needed to write one entry."""
+        return max(1, int(self.alphabet - 1).bit_length())
+
+    def run(
+        self, oracle: OracleView | None = None, rng: np.random.Generator | None = None
+    ) -> IntArray:
+        """Materialize the true transcript (for machines small enough to hold in memory)."""
+        y = np.zeros(self.length, dtype=np.int64)
+        for t in range(self.length):
+            rel = self.checked_relevant(t)
+            y[t] = self.step(t, [int(y[i]) for i in rel], oracle, rng)
+        return y
+
+    def validate(self) -> None:
+        """Check every relevant set (only sensible for machines of modest length)."""
+        for t in range(self.length):
+            self.checked_relevant(t)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of an explicit transcript machine.
+
+    Attributes:
+        relevant: earlier transcript positions read.
+        inputs: input positions read (their values come first in the vector ``fn`` sees).
+        fn: vectorized deterministic function ``(n, k) -> (n,)``; ``None`` for a query.
+        query: for a query step, maps one value vector to the query bytes.
+        label: human-readable description.
+
+    """
+
+    relevant: tuple[int, ...]
+    inputs: tuple[int, ...] = ()
+    fn: StepFn | None = None
+    query: QueryFn | None = None
+    label: str = ""
+
+
+class ExplicitTranscriptMachine(TranscriptMachine):
+    """A transcript machine given step by step (see :class:`TranscriptBuilder`)."""
+
+    def __init__(
+        self, steps: Sequence[Step], inputs: bytes = b"", alphabet: int = 2, name: str = "explicit"
+    ) -> None:
+        if not steps:
+            raise MachineFormatError(f"{name}: a transcript machine needs at least one step")
+        self._steps = tuple(steps)
+        self.length = len(self._steps)
+        self.inputs = bytes(inputs)
+        self.alphabet = alphabet
+        self.name = name
+        for t, s in enumerate(self._steps):
+            if (s.fn is None) == (s.query is None):
+                raise MachineFormatError(f"{name}: step {t} must have exactly one of fn or query")
+            for i in s.inputs:
+                if not 0 <= i < len(self.inputs):
+                    raise MachineFormatError(
+                        f"{name}: step {t} reads input position {i}; the input has "
+                        f"{len(self.inputs)} symbols"
+                    )
+        self.validate()
+
+    def relevant(self, t: int) -> tuple[int, ...]:
+        """Return step ``t``'s relevant set."""
+        return self._steps[t].relevant
+
+    def input_positions(self, t: int) -> tuple[int, ...]:
+        """Return the input positions step ``t`` reads."""
+        return self._steps[t].inputs
+
+    def is_query(self, t: int) -> bool:
+        """Whether step ``t`` queries the oracle."""
+        return self._steps[t].query is not None
+
+    def label(self, t: int) -> str:
+        """Return step ``t``'s label."""
+        return self._steps[t].label
+
+    def step_batch(
+        self,
+        t: int,
+        values: IntArray,
+        oracle: OracleView | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> IntArray:
+        """Evaluate step ``t`` on a batch of relevant-entry vectors."""
+        s = self._steps[t]
+        values = np.asarray(values, dtype=np.int64)
+        if s.inputs:
+            x = np.array([self.inputs[i] for i in s.inputs], dtype=np.int64)
+            full = np.concatenate([np.broadcast_to(x, (values.shape[0], x.size)), values], axis=1)
+        else:
+            full = values
+        if s.fn is not None:
+            out = np.asarray(s.fn(full), dtype=np.int64).reshape(values.shape[0])
+            return out
+        if oracle is None:
+            raise OracleError(f"{self.name}: step {t} is an oracle query but no oracle was given")
+        assert s.query is not None
+        return np.array([oracle.ask(s.query(row), rng) for row in full], dtype=np.int64)
+
+
+class TranscriptBuilder:
+    """Builds an :class:`ExplicitTranscriptMachine` one step at a time.
+
+    Args:
+        inputs: the input ``x`` (symbols).
+        alphabet: entries lie in ``range(alphabet)``.
+
+    """
+
+    def __init__(self, inputs: bytes = b"", alphabet: int = 2) -> None:
+        self.inputs = bytes(inputs)
+        self.alphabet = alphabet
+        self._steps: list[Step] = []
+
+    def gate(
+        self,
+        fn: StepFn,
+        relevant: Sequence[int] = (),
+        inputs: Sequence[int] = (),
+        label: str = "",
+    ) -> int:
+        """Append a deterministic step; return its position."""
+        self._steps.append(Step(tuple(relevant), tuple(inputs), fn=fn, label=label))
+        return len(self._steps) - 1
+
+    def query(
+        self,
+        query: QueryFn,
+        relevant: Sequence[int] = (),
+        inputs: Sequence[int] = (),
+        label: str = "",
+    ) -> int:
+        """Append an oracle-query step whose query is ``query(values)``; return its position."""
+        self._steps.append(Step(tuple(relevant), tuple(inputs), query=query, label=label))
+        return len(self._steps) - 1
+
+    def build(self, name: str = "explicit") -> ExplicitTranscriptMachine:
+        """Return the machine built so far."""
+        return ExplicitTranscriptMachine(self._steps, self.inputs, self.alphabet, name)
+
+
+class gates:
+    """Vectorized gate functions for :meth:`TranscriptBuilder.gate`."""
+
+    @staticmethod
+    def AND(v: IntArray) -> IntArray:
+        """1 iff every value is 1."""
+        return np.all(v == 1, axis=1).astype(np.int64)
+
+    @staticmethod
+    def OR(v: IntArray) -> IntArray:
+        """1 iff some value is 1."""
+        return np.any(v == 1, axis=1).astype(np.int64)
+
+    @staticmethod
+    def XOR(v: IntArray) -> IntArray:
+        """Parity of the values."""
+        return (np.sum(v, axis=1) % 2).astype(np.int64)
+
+    @staticmethod
+    def NOT(v: IntArray) -> IntArray:
+        """Negation of the single value."""
+        return (1 - v[:, 0]).astype(np.int64)
+
+    @staticmethod
+    def COPY(v: IntArray) -> IntArray:
+        """The single value."""
+        return v[:, 0].astype(np.int64)
+
+    @staticmethod
+    def majority(v: IntArray) -> IntArray:
+        """1 iff more than half the values are 1."""
+        return (2 * np.sum(v, axis=1) > v.shape[1]).astype(np.int64)
+
+    @staticmethod
+    def at_least(k: int) -> StepFn:
+        """Return a gate that is 1 iff at least ``k`` values are 1."""
+
+        def fn(v: IntArray) -> IntArray:
+            return (np.sum(v, axis=1) >= k).astype(np.int64)
+
+        return fn

@@ -1,0 +1,205 @@
+"""Debate with cross-examination (Figure 4, Theorem 5.3).
+
+Rules (transcript machine M with relevant sets I(t), output y[T-1]):
+
+1. A commits to a transcript ``a``, claimed to be ``M(x)`` with output ``a[T-1] = claim``.
+2. B names a position ``t`` where ``a[t]`` is supposedly wrong.
+3. V reads ``a[T-1]`` (is it the claim?), ``a[I(t)]`` and ``a[t]``, recomputes step ``t``
+   from ``a[I(t)]`` (at most one oracle query) and accepts iff ``a[t]`` is right.
+
+Cross-examination: V and B question independent copies of A, so A cannot adapt an entry
+to who asks.  Here every answer A gives is logged; if two reads of the same position get
+different answers, A forfeits.  Bounds claimed by the theorem: completeness 1, soundness 0,
+provers O(T log T) time, V reads O(|I(t)|) = O(1) entries and makes O(1) oracle queries.
+
+Example:
+    >>> from proofgames.machines import TuringMachine, TableauTranscript
+    >>> from proofgames.protocols import play_cross_examination
+    >>> from proofgames.strategies import make_strategy
+    >>> tm = TuringMachine.sized("1RB1LB_1LA1RZ", steps=6)
+    >>> out = play_cross_examination(TableauTranscript(tm, 6), claim=1,
+    ...     prover_a=make_strategy("cross-examination", "A", "honest"),
+    ...     prover_b=make_strategy("cross-examination", "B", "random"), seed=0)
+    >>> out.winner, out.costs.verifier_reads <= 5
+    ('A', True)
+
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from .._errors import ProtocolError
+from .._oracle import Oracle, OracleLedger
+from .._registry import Player
+from .._transcript import IntArray, TranscriptMachine
+from ._common import (
+    Costs,
+    Forfeit,
+    GameContext,
+    Message,
+    Outcome,
+    player_work,
+    safe_call,
+    spawn_rngs,
+)
+
+NAME = "cross-examination"
+Reader = Callable[[Any], IntArray]
+
+
+class CommittedTranscript(Protocol):
+    """A's committed transcript: answers any batch of positions."""
+
+    def entries(self, positions: IntArray) -> Any:
+        """Values at ``positions``."""
+
+
+class TranscriptAccess:
+    """Reads of A's committed transcript, logged per party and checked for consistency."""
+
+    def __init__(self, committed: CommittedTranscript, machine: TranscriptMachine,
+                 timeout: float | None) -> None:  # fmt: skip
+        self._committed = committed
+        self._machine = machine
+        self._timeout = timeout
+        self.answers: dict[int, int] = {}
+        self.reads: dict[str, int] = {"B": 0, "V": 0}
+
+    def reader(self, party: str) -> Reader:
+        """A read function for one party."""
+        return lambda positions: self.read(party, positions)
+
+    def read(self, party: str, positions: Any) -> IntArray:
+        """Ask A (an independent copy) for ``positions``; count and log the answers."""
+        pos = np.asarray(positions, dtype=np.int64).reshape(-1)
+        if pos.size and (pos.min() < 0 or pos.max() >= self._machine.length):
+            raise Forfeit(party, f"asked for positions outside [0, {self._machine.length})")
+        raw = safe_call("A", "entries", self._committed.entries, pos, timeout=self._timeout)
+        try:
+            vals = np.asarray(raw)
+            ok = vals.shape == pos.shape and np.issubdtype(vals.dtype, np.integer)
+        except Exception:  # pragma: no cover - defensive
+            ok = False
+        if not ok:
+            raise Forfeit("A", f"sent malformed entries for {pos.size} positions: {raw!r:.80}")
+        vals = vals.astype(np.int64)
+        bad = (vals < 0) | (vals >= self._machine.alphabet)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise Forfeit("A", f"entry {int(pos[i])} = {int(vals[i])} is outside the alphabet "
+                               f"0..{self._machine.alphabet - 1}")  # fmt: skip
+        self.reads[party] += int(pos.size)
+        for p, v in zip(pos.tolist(), vals.tolist(), strict=True):
+            prev = self.answers.setdefault(p, v)
+            if prev != v:
+                raise Forfeit("A", f"gave entry {p} as {prev} and as {v} to independent copies")
+        return vals
+
+
+class CrossExaminationA(Player):
+    """Interface of prover A in cross-examination."""
+
+    def commit(self, ctx: GameContext) -> CommittedTranscript:
+        """Return the committed transcript."""
+        raise NotImplementedError
+
+
+class CrossExaminationB(Player):
+    """Interface of prover B in cross-examination."""
+
+    def challenge(self, ctx: GameContext, read: Reader) -> int:
+        """Return the position B disputes; ``read(positions)`` questions A."""
+        raise NotImplementedError
+
+
+def play_cross_examination(
+    machine: TranscriptMachine,
+    claim: int,
+    prover_a: Player,
+    prover_b: Player,
+    *,
+    oracle: Oracle | None = None,
+    seed: int | None = 0,
+    timeout: float | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Outcome:
+    """Play one cross-examination debate and return its record.
+
+    Args:
+        machine: the transcript machine under debate.
+        claim: the output A asserts (0 or 1).
+        prover_a, prover_b: players (see :func:`proofgames.strategies.make_strategy`).
+        oracle: the oracle the machine queries.
+        seed: root seed; A, B and V get independent streams.
+        timeout: seconds allowed per strategy call (checked after it returns).
+        progress: callback for long simulations.
+
+    """
+    if claim not in (0, 1):
+        raise ProtocolError(f"claim must be 0 or 1, got {claim!r}")
+    start = time.perf_counter()
+    ledger = OracleLedger(oracle)
+    rng_a, rng_b, rng_v = spawn_rngs(seed, 3)
+    steps = int(getattr(machine, "steps", machine.length))
+    ctx_a = GameContext(machine, steps, claim, ledger.view("A"), rng_a, progress)
+    ctx_b = GameContext(machine, steps, claim, ledger.view("B"), rng_b, progress)
+    messages: list[Message] = []
+    access: TranscriptAccess | None = None
+    v_steps = v_bits = 0
+    out = machine.output_position
+    try:
+        committed = safe_call("A", "commit", lambda: prover_a.commit(ctx_a),
+                              timeout=timeout)  # fmt: skip
+        access = TranscriptAccess(committed, machine, timeout)
+        a_out = int(access.read("V", [out])[0])
+        v_bits += machine.entry_bits()
+        messages.append(Message(0, "A", "commit", {"output": a_out}))
+        if a_out != claim:
+            raise Forfeit("A", f"A's transcript ends in {a_out}, not in its claim {claim}")
+        read_b = access.reader("B")
+        t = safe_call("B", "challenge", lambda: prover_b.challenge(ctx_b, read_b),
+                      timeout=timeout)  # fmt: skip
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) \
+                or not 0 <= t < machine.length:  # fmt: skip
+            raise Forfeit("B", f"challenged {t!r}, not a position in [0, {machine.length})")
+        t = int(t)
+        messages.append(Message(0, "B", "challenge", t))
+        rel = machine.checked_relevant(t)
+        read_pos = [p for p in (*rel, t) if p != out]
+        vals = access.read("V", read_pos) if read_pos else np.zeros(0, np.int64)
+        known = dict(zip(read_pos, vals.tolist(), strict=True)) | {out: a_out}
+        v_bits += len(read_pos) * machine.entry_bits() + 8 * len(machine.input_positions(t))
+        inputs = [known[p] for p in rel]
+        expected = machine.step(t, inputs, ledger.view("V"), rng_v)
+        v_steps = 1
+        messages.append(Message(0, "V", "check", {"position": t, "relevant": list(rel),
+                        "inputs": inputs, "entry": known[t], "recomputed": expected}))  # fmt: skip
+        if expected == known[t]:
+            verdict, reason = 1, f"step {t} checks out ({expected})"
+        else:
+            verdict, reason = 0, f"step {t} is wrong: A wrote {known[t]}, it should be {expected}"
+    except Forfeit as f:
+        verdict = 0 if f.party == "A" else 1
+        reason = f"{f.party} loses: {f.reason}"
+    messages.append(Message(0, "V", "verdict", verdict))
+    reads = access.reads if access is not None else {"B": 0, "V": 0}
+    counts = ledger.counts()
+    costs = Costs(
+        rounds=1,
+        verifier_reads=reads["V"],
+        verifier_read_unit="entries",
+        verifier_bits=v_bits,
+        verifier_queries=counts["V"],
+        verifier_steps=v_steps,
+        prover_steps={"A": player_work(prover_a), "B": player_work(prover_b)},
+        prover_queries={"A": counts["A"], "B": counts["B"]},
+        prover_reads={"A": 0, "B": reads["B"]},
+        seconds=time.perf_counter() - start,
+    )
+    return Outcome(NAME, machine.name, steps, claim, verdict, "A" if verdict else "B", reason,
+                   prover_a.spec, prover_b.spec, seed, tuple(messages), costs)  # fmt: skip

@@ -1,0 +1,25 @@
+"""Registered strategies for every protocol, built by name with recorded arguments."""
+
+from .._registry import (
+    Player,
+    StrategySpec,
+    is_honest,
+    make_strategy,
+    parse_strategy,
+    register_strategy,
+    strategy_description,
+    strategy_names,
+)
+from . import bisection as _bisection  # noqa: F401  (registers)
+from . import cross_examination as _cross_examination  # noqa: F401  (registers)
+
+__all__ = [
+    "Player",
+    "StrategySpec",
+    "is_honest",
+    "make_strategy",
+    "parse_strategy",
+    "register_strategy",
+    "strategy_description",
+    "strategy_names",
+]

@@ -1,0 +1,130 @@
+"""Strategies for the bisection protocol (Figure 3).
+
+Prover A: ``honest`` (answers every midpoint from checkpoints of its single run),
+``lie-output``, ``flip-step``, ``random-step`` and ``late-lie``.  Prover B: ``honest``
+(simulates the first half from the start of the disputed interval and compares),
+``random``, ``first`` and ``second``.
+"""
+
+from __future__ import annotations
+
+from .._configuration import Configuration
+from .._registry import register_strategy
+from ..machines.turing import TuringMachine
+from ..protocols._common import GameContext
+from ..protocols.bisection import FIRST, SECOND, BisectionA, BisectionB, BisectionState
+from ._runs import ClaimedRun, lie_about_output, lie_time
+
+P = "bisection"
+
+
+class _RunA(BisectionA):
+    """A who presents a :class:`ClaimedRun`, optionally lying about the final output."""
+
+    def __init__(self, at: float | None = None, random_time: bool = False,
+                 lie_output: bool = False) -> None:  # fmt: skip
+        self._at, self._random, self._lie_output = at, random_time, lie_output
+        self.run: ClaimedRun | None = None
+
+    def _ensure(self, ctx: GameContext) -> ClaimedRun:
+        if self.run is None:
+            flip = None
+            if self._random:
+                flip = int(ctx.rng.integers(1, ctx.steps + 1))
+            elif self._at is not None:
+                flip = lie_time(self._at, ctx.steps)
+            self.run = ClaimedRun(ctx.machine, ctx.steps, ctx.oracle, flip, ctx.claim,
+                                  ctx.progress)  # fmt: skip
+        return self.run
+
+    def final(self, ctx: GameContext) -> Configuration:
+        run = self._ensure(ctx)
+        self.work = run.work
+        return lie_about_output(ctx.machine, run.final, ctx.claim) if self._lie_output \
+            else run.final  # fmt: skip
+
+    def midpoint(self, ctx: GameContext, state: BisectionState) -> Configuration:
+        run = self._ensure(ctx)
+        config = run.config_at(state.midpoint_time)
+        self.work = run.work
+        return config
+
+
+@register_strategy(P, "A", "honest", honest=True)
+def honest_a() -> BisectionA:
+    """Runs M once with checkpoints and answers every midpoint truthfully."""
+    return _RunA()
+
+
+@register_strategy(P, "A", "lie-output")
+def lie_output_a() -> BisectionA:
+    """Truthful midpoints; lies only about the final configuration's output."""
+    return _RunA(lie_output=True)
+
+
+@register_strategy(P, "A", "flip-step")
+def flip_step_a(at: float = 0.5) -> BisectionA:
+    """Alters one configuration at fraction ``at`` of the run and stays consistent after it."""
+    return _RunA(at=at)
+
+
+@register_strategy(P, "A", "random-step")
+def random_step_a() -> BisectionA:
+    """Like ``flip-step`` at a uniformly random time."""
+    return _RunA(random_time=True)
+
+
+class _LateLiar(_RunA):
+    def midpoint(self, ctx: GameContext, state: BisectionState) -> Configuration:
+        if state.length == 2 and isinstance(ctx.machine, TuringMachine):
+            preds = ctx.machine.predecessors(state.end)
+            if preds:  # make the second half a valid step into the false endpoint
+                return preds[0]
+        return super().midpoint(ctx, state)
+
+
+@register_strategy(P, "A", "late-lie")
+def late_lie_a() -> BisectionA:
+    """True midpoints until the last round, then a predecessor of its false endpoint."""
+    return _LateLiar(lie_output=True)
+
+
+class _HonestB(BisectionB):
+    def dispute(self, ctx: GameContext, state: BisectionState, midpoint: Configuration) -> str:
+        truth, w = ctx.machine.run_steps(state.start, state.first_length, ctx.oracle)
+        self.work += w
+        return FIRST if truth != midpoint else SECOND
+
+
+@register_strategy(P, "B", "honest", honest=True)
+def honest_b() -> BisectionB:
+    """Simulates the first half from the disputed interval's start and compares."""
+    return _HonestB()
+
+
+class _FixedB(BisectionB):
+    def __init__(self, choice: str | None) -> None:
+        self._choice = choice
+
+    def dispute(self, ctx: GameContext, state: BisectionState, midpoint: Configuration) -> str:
+        if self._choice is not None:
+            return self._choice
+        return FIRST if ctx.rng.random() < 0.5 else SECOND
+
+
+@register_strategy(P, "B", "random")
+def random_b() -> BisectionB:
+    """Disputes a uniformly random half."""
+    return _FixedB(None)
+
+
+@register_strategy(P, "B", "first")
+def first_b() -> BisectionB:
+    """Always disputes the first half."""
+    return _FixedB(FIRST)
+
+
+@register_strategy(P, "B", "second")
+def second_b() -> BisectionB:
+    """Always disputes the second half."""
+    return _FixedB(SECOND)
