@@ -26,3 +26,27 @@ from ._transcript import (
 )
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "BernoulliOracle",
+    "CheckpointedRun",
+    "Configuration",
+    "ConfigurationError",
+    "ConfigurationMachine",
+    "ExplicitTranscriptMachine",
+    "FunctionOracle",
+    "MachineFormatError",
+    "Oracle",
+    "OracleError",
+    "OracleLedger",
+    "OracleView",
+    "ProofgamesError",
+    "ProtocolError",
+    "RegistryError",
+    "Step",
+    "TableOracle",
+    "TranscriptBuilder",
+    "TranscriptMachine",
+    "__version__",
+    "gates",
+]

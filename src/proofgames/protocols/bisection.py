@@ -177,8 +177,8 @@ def play_bisection(
         state = replace(state, end=final)
         while state.length > 1:
             s = state
-            mid = receive("midpoint", lambda: prover_a.midpoint(ctx_a, s), s.round)
-            b = safe_call("B", "dispute", lambda: prover_b.dispute(ctx_b, s, mid),
+            mid = receive("midpoint", lambda s=s: prover_a.midpoint(ctx_a, s), s.round)
+            b = safe_call("B", "dispute", lambda s=s, m=mid: prover_b.dispute(ctx_b, s, m),
                           timeout=timeout)  # fmt: skip
             if b not in (FIRST, SECOND):
                 raise Forfeit("B", f"disputed {b!r}; must be {FIRST!r} or {SECOND!r}")

@@ -1,0 +1,80 @@
+"""Named example computations, registered by name.
+
+Each example records what it is and how many steps it takes, so that the CLI and the
+tests can run it without configuration.  The Busy Beaver champions below are the
+standard ones (step counts include the final transition into the halt state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import RegistryError
+
+
+@dataclass(frozen=True)
+class Example:
+    """A named computation.
+
+    Attributes:
+        name: registry name.
+        kind: ``"tm"`` (plain Turing machine), ``"oracle-tm"`` or ``"sat"``.
+        description: one line.
+        steps: the default number of steps T (``None`` where not applicable).
+        build: factory returning the example's object (a program text, a machine, ...).
+        facts: known facts used by tests (e.g. halting time, ones on the tape).
+    """
+
+    name: str
+    kind: str
+    description: str
+    steps: int | None
+    build: Callable[[], Any]
+    facts: tuple[tuple[str, Any], ...] = ()
+
+
+_EXAMPLES: dict[str, Example] = {}
+
+
+def register_example(example: Example) -> Example:
+    """Add an example to the registry."""
+    if example.name in _EXAMPLES:
+        raise RegistryError(f"example {example.name!r} is already registered")
+    _EXAMPLES[example.name] = example
+    return example
+
+
+def get_example(name: str) -> Example:
+    """Look an example up by name."""
+    try:
+        return _EXAMPLES[name]
+    except KeyError:
+        known = ", ".join(sorted(_EXAMPLES))
+        raise RegistryError(f"no example named {name!r}; known examples: {known}") from None
+
+
+def example_names(kind: str | None = None) -> list[str]:
+    """Registered example names, optionally of one kind."""
+    return sorted(n for n, e in _EXAMPLES.items() if kind is None or e.kind == kind)
+
+
+def _tm(name: str, text: str, steps: int, ones: int, description: str) -> None:
+    register_example(
+        Example(
+            name, "tm", description, steps, lambda: text, (("halts_after", steps), ("ones", ones))
+        )  # fmt: skip
+    )
+
+
+_TM_CHAMPIONS = [
+    ("bb2", "1RB1LB_1LA1RZ", 6, 4, "2-state Busy Beaver champion: halts after 6 steps"),
+    ("bb3", "1RB1RZ_1LB0RC_1LC1LA", 21, 5, "3-state Busy Beaver (most steps): halts after 21"),
+    ("bb4", "1RB1LB_1LA0LC_1RZ1LD_1RD0RA", 107, 13, "4-state champion: halts after 107 steps"),
+    ("bb5", "1RB1LC_1RC1RB_1RD0LE_1LA1LD_1RZ0LA", 47_176_870, 4098,
+     "5-state champion (Marxen-Buntrock): halts after 47,176,870 steps"),
+    ("bb2x3", "1RB2LB1RZ_2LA2RB1LB", 38, 9, "2-state 3-symbol champion: halts after 38 steps"),
+]  # fmt: skip
+for _args in _TM_CHAMPIONS:
+    _tm(*_args)
