@@ -55,7 +55,8 @@ def _as_bit(value: object, name: str, query: bytes) -> int:
     if isinstance(value, (int, np.integer, float, np.floating)) and value in (0, 1):
         return int(value)
     raise OracleError(
-        f"oracle {name!r} answered {value!r} to query {list(query)!r}; an answer must be a bit 0 or 1"
+        f"oracle {name!r} answered {value!r} to query {list(query)!r}; "
+        "an answer must be a bit 0 or 1"
     )
 
 

@@ -267,38 +267,38 @@ class gates:
     @staticmethod
     def AND(v: IntArray) -> IntArray:
         """1 iff every value is 1."""
-        return np.all(v == 1, axis=1).astype(np.int64)
+        return np.asarray(np.all(v == 1, axis=1), dtype=np.int64)
 
     @staticmethod
     def OR(v: IntArray) -> IntArray:
         """1 iff some value is 1."""
-        return np.any(v == 1, axis=1).astype(np.int64)
+        return np.asarray(np.any(v == 1, axis=1), dtype=np.int64)
 
     @staticmethod
     def XOR(v: IntArray) -> IntArray:
         """Parity of the values."""
-        return (np.sum(v, axis=1) % 2).astype(np.int64)
+        return np.asarray(np.sum(v, axis=1) % 2, dtype=np.int64)
 
     @staticmethod
     def NOT(v: IntArray) -> IntArray:
         """Negation of the single value."""
-        return (1 - v[:, 0]).astype(np.int64)
+        return np.asarray(1 - v[:, 0], dtype=np.int64)
 
     @staticmethod
     def COPY(v: IntArray) -> IntArray:
         """The single value."""
-        return v[:, 0].astype(np.int64)
+        return np.asarray(v[:, 0], dtype=np.int64)
 
     @staticmethod
     def majority(v: IntArray) -> IntArray:
         """1 iff more than half the values are 1."""
-        return (2 * np.sum(v, axis=1) > v.shape[1]).astype(np.int64)
+        return np.asarray(2 * np.sum(v, axis=1) > v.shape[1], dtype=np.int64)
 
     @staticmethod
     def at_least(k: int) -> StepFn:
         """Return a gate that is 1 iff at least ``k`` values are 1."""
 
         def fn(v: IntArray) -> IntArray:
-            return (np.sum(v, axis=1) >= k).astype(np.int64)
+            return np.asarray(np.sum(v, axis=1) >= k, dtype=np.int64)
 
         return fn

@@ -64,7 +64,7 @@ def _tm(name: str, text: str, steps: int, ones: int, description: str) -> None:
     register_example(
         Example(
             name, "tm", description, steps, lambda: text, (("halts_after", steps), ("ones", ones))
-        )  # fmt: skip
+        )
     )
 
 
@@ -72,9 +72,14 @@ _TM_CHAMPIONS = [
     ("bb2", "1RB1LB_1LA1RZ", 6, 4, "2-state Busy Beaver champion: halts after 6 steps"),
     ("bb3", "1RB1RZ_1LB0RC_1LC1LA", 21, 5, "3-state Busy Beaver (most steps): halts after 21"),
     ("bb4", "1RB1LB_1LA0LC_1RZ1LD_1RD0RA", 107, 13, "4-state champion: halts after 107 steps"),
-    ("bb5", "1RB1LC_1RC1RB_1RD0LE_1LA1LD_1RZ0LA", 47_176_870, 4098,
-     "5-state champion (Marxen-Buntrock): halts after 47,176,870 steps"),
+    (
+        "bb5",
+        "1RB1LC_1RC1RB_1RD0LE_1LA1LD_1RZ0LA",
+        47_176_870,
+        4098,
+        "5-state champion (Marxen-Buntrock): halts after 47,176,870 steps",
+    ),
     ("bb2x3", "1RB2LB1RZ_2LA2RB1LB", 38, 9, "2-state 3-symbol champion: halts after 38 steps"),
-]  # fmt: skip
+]
 for _args in _TM_CHAMPIONS:
     _tm(*_args)

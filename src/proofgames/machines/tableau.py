@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._configuration import Configuration
 from .._errors import MachineFormatError, ProtocolError
@@ -143,7 +144,7 @@ class TableauTranscript(TranscriptMachine):
             last = values[:, -1]
             is_halt = (last >= self._k) & (last // self._k - 1 == halt)
             prev = values[:, 0] if j > 0 else np.zeros(n, dtype=np.int64)
-            return ((prev == 1) | is_halt).astype(np.int64)
+            return np.asarray((prev == 1) | is_halt, dtype=np.int64)
         if r == 0:
             return np.full(n, self._row0[j], dtype=np.int64)
         cols = [c for c in (j - 1, j, j + 1) if 0 <= c < self.width]
@@ -160,8 +161,8 @@ class TableauTranscript(TranscriptMachine):
         def head_state(v: IntArray) -> IntArray:
             return np.where(v >= k, v // k - 1, -1)
 
-        def active(q: IntArray) -> IntArray:  # a head in an ordinary state
-            return (q >= 0) & (q < n_ord)
+        def active(q: IntArray) -> NDArray[np.bool_]:  # a head in an ordinary state
+            return np.asarray((q >= 0) & (q < n_ord), dtype=np.bool_)
 
         sym = centre % k
         qc = head_state(centre)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -119,7 +120,7 @@ def parse_tm(text: str) -> TMProgram:
             if tr == "---":
                 write[i], move[i], nxt[i] = s, 0, n
                 continue
-            w, d, nq = tr
+            w, d, nq = tr[0], tr[1], tr[2]
             if not w.isdigit() or int(w) >= m:
                 raise MachineFormatError(f"{where} writes {w!r}; symbols are 0..{m - 1}")
             if d not in "LR":
@@ -189,6 +190,7 @@ class TuringMachine(ConfigurationMachine):
         self._stop = qmask.copy()
         self._stop[p.halt] = self._stop[p.overflow] = True
         self.name = name or f"tm:{p.text}"
+        self.known_output: int | None = None  # set by ``sized``: the true output at T
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -207,8 +209,12 @@ class TuringMachine(ConfigurationMachine):
         This runs the machine once (instance set-up, not prover work).
         """
         prog = parse_tm(program) if isinstance(program, str) else program
-        lo, hi = measure_span(prog, steps, tape_input, oracle, query_states, query_width)
-        return cls(prog, hi - lo + 1, -lo, tape_input, query_states, query_width, name)
+        span = measure_span(prog, steps, tape_input, oracle, query_states, query_width)
+        machine = cls(
+            prog, span.hi - span.lo + 1, -span.lo, tape_input, query_states, query_width, name
+        )
+        machine.known_output = int(span.halted)
+        return machine
 
     # ----------------------------------------------------- ConfigurationMachine
     def initial(self) -> Configuration:
@@ -341,6 +347,14 @@ class TuringMachine(ConfigurationMachine):
         return head, state, work
 
 
+class Span(NamedTuple):
+    """Result of :func:`measure_span`."""
+
+    lo: int
+    hi: int
+    halted: bool
+
+
 def measure_span(
     program: TMProgram,
     steps: int,
@@ -348,10 +362,11 @@ def measure_span(
     oracle: OracleView | None = None,
     query_states: Sequence[str] = (),
     query_width: int = 1,
-) -> tuple[int, int]:
+) -> Span:
     """Lowest and highest cells (relative to the start) visited in ``steps`` steps.
 
-    The tape grows as needed, so the answer does not depend on any window.
+    The tape grows as needed, so the answer does not depend on any window.  Also reports
+    whether the machine halted (set-up knowledge for choosing a scenario, never shown to V).
     """
     if steps <= 0:
         raise ProtocolError(f"steps must be positive, got {steps}")
@@ -367,9 +382,18 @@ def measure_span(
     remaining = steps
     while remaining > 0:
         done, head, state, status, lo, hi = span_kernel(
-            program.write, program.move, program.nxt, program.symbols, stop,
-            tape, head, state, remaining, lo, hi,
-        )  # fmt: skip
+            program.write,
+            program.move,
+            program.nxt,
+            program.symbols,
+            stop,
+            tape,
+            head,
+            state,
+            remaining,
+            lo,
+            hi,
+        )
         remaining -= done
         if status == STATUS_DONE or remaining == 0 or state >= program.halt:
             break
@@ -389,4 +413,4 @@ def measure_span(
         state = int(program.nxt[i])
         lo, hi = min(lo, head), max(hi, head)
         remaining -= 1
-    return lo - origin, hi - origin
+    return Span(lo - origin, hi - origin, state == program.halt)

@@ -26,8 +26,12 @@ class Message:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
-        return {"round": self.round, "sender": self.sender, "kind": self.kind,
-                "content": self.content}  # fmt: skip
+        return {
+            "round": self.round,
+            "sender": self.sender,
+            "kind": self.kind,
+            "content": self.content,
+        }
 
 
 @dataclass(frozen=True)
@@ -96,16 +100,27 @@ class Outcome:
         """A flat JSON-friendly dictionary (the CLI's ``--json`` output)."""
         c = self.costs
         out: dict[str, Any] = {
-            "protocol": self.protocol, "machine": self.machine, "claim": self.claim,
-            "verdict": self.verdict, "winner": self.winner, "reason": self.reason,
-            "steps": self.steps, "rounds": c.rounds, "verifier_reads": c.verifier_reads,
-            "verifier_read_unit": c.verifier_read_unit, "verifier_bits": c.verifier_bits,
-            "verifier_queries": c.verifier_queries, "verifier_steps": c.verifier_steps,
+            "protocol": self.protocol,
+            "machine": self.machine,
+            "claim": self.claim,
+            "verdict": self.verdict,
+            "winner": self.winner,
+            "reason": self.reason,
+            "steps": self.steps,
+            "rounds": c.rounds,
+            "verifier_reads": c.verifier_reads,
+            "verifier_read_unit": c.verifier_read_unit,
+            "verifier_bits": c.verifier_bits,
+            "verifier_queries": c.verifier_queries,
+            "verifier_steps": c.verifier_steps,
             "prover_steps": dict(c.prover_steps),
-            "prover_queries": dict(c.prover_queries), "prover_reads": dict(c.prover_reads),
-            "seconds": c.seconds, "seed": self.seed,
-            "prover_a": self.prover_a.to_dict(), "prover_b": self.prover_b.to_dict(),
-        }  # fmt: skip
+            "prover_queries": dict(c.prover_queries),
+            "prover_reads": dict(c.prover_reads),
+            "seconds": c.seconds,
+            "seed": self.seed,
+            "prover_a": self.prover_a.to_dict(),
+            "prover_b": self.prover_b.to_dict(),
+        }
         if messages:
             out["messages"] = [m.to_dict() for m in self.messages]
         return out
@@ -120,8 +135,9 @@ class Forfeit(Exception):
         self.reason = reason
 
 
-def safe_call(party: str, what: str, fn: Callable[..., T], *args: Any,
-              timeout: float | None = None) -> T:  # fmt: skip
+def safe_call(
+    party: str, what: str, fn: Callable[..., T], *args: Any, timeout: float | None = None
+) -> T:
     """Call a strategy; any exception or overrun becomes a :class:`Forfeit`.
 
     ``timeout`` cannot pre-empt a running strategy; an overrun is detected when it returns.

@@ -94,8 +94,9 @@ def recurse(state: BisectionState, midpoint: Configuration, dispute: str) -> Bis
     if dispute == FIRST:
         return BisectionState(state.start, midpoint, state.first_length, state.start_time, k)
     if dispute == SECOND:
-        return BisectionState(midpoint, state.end, state.length - state.first_length,
-                              state.midpoint_time, k)  # fmt: skip
+        return BisectionState(
+            midpoint, state.end, state.length - state.first_length, state.midpoint_time, k
+        )
     raise ProtocolError(f"dispute must be {FIRST!r} or {SECOND!r}, got {dispute!r}")
 
 
@@ -164,22 +165,35 @@ def play_bisection(
         except ConfigurationError as exc:
             raise Forfeit("A", f"malformed configuration in {what}: {exc}") from None
         reads += 1
-        messages.append(Message(k, "A", what, {"state": checked.state, "head": checked.head,
-                                               "digest": checked.digest()}))  # fmt: skip
+        messages.append(
+            Message(
+                k,
+                "A",
+                what,
+                {"state": checked.state, "head": checked.head, "digest": checked.digest()},
+            )
+        )
         return checked
 
     state = BisectionState(machine.initial(), machine.initial(), steps)
     try:
-        final = receive("final", lambda: prover_a.final(ctx_a), 0)
+        final = receive("final", lambda: getattr(prover_a, "final")(ctx_a), 0)
         if machine.accepts(final) != claim:
-            raise Forfeit("A", f"A's final configuration has output {machine.accepts(final)}, "
-                               f"not its claim {claim}")  # fmt: skip
+            raise Forfeit(
+                "A",
+                f"A's final configuration has output {machine.accepts(final)}, "
+                f"not its claim {claim}",
+            )
         state = replace(state, end=final)
         while state.length > 1:
             s = state
-            mid = receive("midpoint", lambda s=s: prover_a.midpoint(ctx_a, s), s.round)
-            b = safe_call("B", "dispute", lambda s=s, m=mid: prover_b.dispute(ctx_b, s, m),
-                          timeout=timeout)  # fmt: skip
+            mid = receive("midpoint", lambda: getattr(prover_a, "midpoint")(ctx_a, s), s.round)  # noqa: B023
+            b = safe_call(
+                "B",
+                "dispute",
+                lambda: getattr(prover_b, "dispute")(ctx_b, s, mid),  # noqa: B023
+                timeout=timeout,
+            )
             if b not in (FIRST, SECOND):
                 raise Forfeit("B", f"disputed {b!r}; must be {FIRST!r} or {SECOND!r}")
             messages.append(Message(s.round, "B", "dispute", b))
@@ -187,12 +201,16 @@ def play_bisection(
         after = machine.step(state.start, ledger.view("V"), rng_v)
         v_steps = 1
         ok = after == state.end
-        messages.append(Message(state.round, "V", "check", {"time": state.start_time,
-                        "valid_step": ok}))  # fmt: skip
+        messages.append(
+            Message(state.round, "V", "check", {"time": state.start_time, "valid_step": ok})
+        )
         verdict = int(ok)
-        reason = (f"the step at time {state.start_time} is valid" if ok else
-                  f"A's configurations at times {state.start_time} and {state.start_time + 1} "
-                  "are not one step apart")  # fmt: skip
+        reason = (
+            f"the step at time {state.start_time} is valid"
+            if ok
+            else f"A's configurations at times {state.start_time} and {state.start_time + 1} "
+            "are not one step apart"
+        )
     except Forfeit as f:
         verdict = 0 if f.party == "A" else 1
         reason = f"{f.party} loses: {f.reason}"
@@ -210,5 +228,17 @@ def play_bisection(
         prover_reads={"A": 0, "B": reads - 1},
         seconds=time.perf_counter() - start,
     )
-    return Outcome(NAME, machine.name, steps, claim, verdict, "A" if verdict else "B", reason,
-                   prover_a.spec, prover_b.spec, seed, tuple(messages), costs)  # fmt: skip
+    return Outcome(
+        NAME,
+        machine.name,
+        steps,
+        claim,
+        verdict,
+        "A" if verdict else "B",
+        reason,
+        prover_a.spec,
+        prover_b.spec,
+        seed,
+        tuple(messages),
+        costs,
+    )

@@ -62,8 +62,9 @@ class CommittedTranscript(Protocol):
 class TranscriptAccess:
     """Reads of A's committed transcript, logged per party and checked for consistency."""
 
-    def __init__(self, committed: CommittedTranscript, machine: TranscriptMachine,
-                 timeout: float | None) -> None:  # fmt: skip
+    def __init__(
+        self, committed: CommittedTranscript, machine: TranscriptMachine, timeout: float | None
+    ) -> None:
         self._committed = committed
         self._machine = machine
         self._timeout = timeout
@@ -91,8 +92,11 @@ class TranscriptAccess:
         bad = (vals < 0) | (vals >= self._machine.alphabet)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise Forfeit("A", f"entry {int(pos[i])} = {int(vals[i])} is outside the alphabet "
-                               f"0..{self._machine.alphabet - 1}")  # fmt: skip
+            raise Forfeit(
+                "A",
+                f"entry {int(pos[i])} = {int(vals[i])} is outside the alphabet "
+                f"0..{self._machine.alphabet - 1}",
+            )
         self.reads[party] += int(pos.size)
         for p, v in zip(pos.tolist(), vals.tolist(), strict=True):
             prev = self.answers.setdefault(p, v)
@@ -153,8 +157,9 @@ def play_cross_examination(
     v_steps = v_bits = 0
     out = machine.output_position
     try:
-        committed = safe_call("A", "commit", lambda: prover_a.commit(ctx_a),
-                              timeout=timeout)  # fmt: skip
+        committed = safe_call(
+            "A", "commit", lambda: getattr(prover_a, "commit")(ctx_a), timeout=timeout
+        )
         access = TranscriptAccess(committed, machine, timeout)
         a_out = int(access.read("V", [out])[0])
         v_bits += machine.entry_bits()
@@ -162,10 +167,14 @@ def play_cross_examination(
         if a_out != claim:
             raise Forfeit("A", f"A's transcript ends in {a_out}, not in its claim {claim}")
         read_b = access.reader("B")
-        t = safe_call("B", "challenge", lambda: prover_b.challenge(ctx_b, read_b),
-                      timeout=timeout)  # fmt: skip
-        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) \
-                or not 0 <= t < machine.length:  # fmt: skip
+        t = safe_call(
+            "B", "challenge", lambda: getattr(prover_b, "challenge")(ctx_b, read_b), timeout=timeout
+        )
+        if (
+            isinstance(t, (bool, np.bool_))
+            or not isinstance(t, (int, np.integer))
+            or not 0 <= t < machine.length
+        ):
             raise Forfeit("B", f"challenged {t!r}, not a position in [0, {machine.length})")
         t = int(t)
         messages.append(Message(0, "B", "challenge", t))
@@ -177,8 +186,20 @@ def play_cross_examination(
         inputs = [known[p] for p in rel]
         expected = machine.step(t, inputs, ledger.view("V"), rng_v)
         v_steps = 1
-        messages.append(Message(0, "V", "check", {"position": t, "relevant": list(rel),
-                        "inputs": inputs, "entry": known[t], "recomputed": expected}))  # fmt: skip
+        messages.append(
+            Message(
+                0,
+                "V",
+                "check",
+                {
+                    "position": t,
+                    "relevant": list(rel),
+                    "inputs": inputs,
+                    "entry": known[t],
+                    "recomputed": expected,
+                },
+            )
+        )
         if expected == known[t]:
             verdict, reason = 1, f"step {t} checks out ({expected})"
         else:
@@ -201,5 +222,17 @@ def play_cross_examination(
         prover_reads={"A": 0, "B": reads["B"]},
         seconds=time.perf_counter() - start,
     )
-    return Outcome(NAME, machine.name, steps, claim, verdict, "A" if verdict else "B", reason,
-                   prover_a.spec, prover_b.spec, seed, tuple(messages), costs)  # fmt: skip
+    return Outcome(
+        NAME,
+        machine.name,
+        steps,
+        claim,
+        verdict,
+        "A" if verdict else "B",
+        reason,
+        prover_a.spec,
+        prover_b.spec,
+        seed,
+        tuple(messages),
+        costs,
+    )

@@ -21,8 +21,9 @@ P = "bisection"
 class _RunA(BisectionA):
     """A who presents a :class:`ClaimedRun`, optionally lying about the final output."""
 
-    def __init__(self, at: float | None = None, random_time: bool = False,
-                 lie_output: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self, at: float | None = None, random_time: bool = False, lie_output: bool = False
+    ) -> None:
         self._at, self._random, self._lie_output = at, random_time, lie_output
         self.run: ClaimedRun | None = None
 
@@ -33,15 +34,15 @@ class _RunA(BisectionA):
                 flip = int(ctx.rng.integers(1, ctx.steps + 1))
             elif self._at is not None:
                 flip = lie_time(self._at, ctx.steps)
-            self.run = ClaimedRun(ctx.machine, ctx.steps, ctx.oracle, flip, ctx.claim,
-                                  ctx.progress)  # fmt: skip
+            self.run = ClaimedRun(ctx.machine, ctx.steps, ctx.oracle, flip, ctx.claim, ctx.progress)
         return self.run
 
     def final(self, ctx: GameContext) -> Configuration:
         run = self._ensure(ctx)
         self.work = run.work
-        return lie_about_output(ctx.machine, run.final, ctx.claim) if self._lie_output \
-            else run.final  # fmt: skip
+        return (
+            lie_about_output(ctx.machine, run.final, ctx.claim) if self._lie_output else run.final
+        )
 
     def midpoint(self, ctx: GameContext, state: BisectionState) -> Configuration:
         run = self._ensure(ctx)

@@ -93,8 +93,9 @@ def _explicit_lie(ctx: GameContext, t0: int, lie_output: bool) -> IntArray:
 
 
 class _A(CrossExaminationA):
-    def __init__(self, at: float | None = None, random_time: bool = False,
-                 lie_output: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self, at: float | None = None, random_time: bool = False, lie_output: bool = False
+    ) -> None:
         self._at, self._random, self._lie_output = at, random_time, lie_output
         self._run: ClaimedRun | None = None
 
@@ -172,8 +173,9 @@ class _HonestB(CrossExaminationB):
 
         def first_wrong(r: int) -> int | None:
             cols = np.arange(r * s, (r + 1) * s)
-            truth = tab.encode_row(run.config_at(r)) if r <= tab.steps \
-                else tab.output_chain(run.final)  # fmt: skip
+            truth = (
+                tab.encode_row(run.config_at(r)) if r <= tab.steps else tab.output_chain(run.final)
+            )
             self.work = run.work
             bad = np.flatnonzero(read(cols) != truth)
             return int(cols[bad[0]]) if bad.size else None

@@ -1,0 +1,198 @@
+"""Benchmark of the deterministic debate protocols (issue 2).
+
+Measures, in one run on this machine:
+  * the Turing-machine engine's steps per second on the 47,176,870-step 5-state champion,
+    beside a tight C loop compiled here (when a C compiler is available);
+  * for T = 10^3 .. 10^7 (the same machine, truncated): each protocol's verifier reads and
+    oracle queries, each honest prover's simulated steps as a multiple of T, and the whole
+    debate's wall time as a ratio to one plain simulation of the same T steps.
+
+Writes benchmarks/results/deterministic.{json,md} and the README's performance table.
+Run:  .venv/bin/python benchmarks/bench_deterministic.py
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from proofgames.machines import TableauTranscript, TuringMachine
+from proofgames.protocols import play_bisection, play_cross_examination
+from proofgames.strategies import make_strategy
+
+BB5 = "1RB1LC_1RC1RB_1RD0LE_1LA1LD_1RZ0LA"
+BB5_STEPS = 47_176_870
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "benchmarks" / "results"
+
+C_LOOP = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+int main(void) {
+  const char *s = "1RB1LC_1RC1RB_1RD0LE_1LA1LD_1RZ0LA";
+  int W[10], M[10], N[10];
+  for (int q = 0; q < 5; q++) for (int a = 0; a < 2; a++) {
+    const char *t = s + q * 7 + a * 3;
+    W[q*2+a] = t[0] - '0'; M[q*2+a] = t[1] == 'R' ? 1 : -1;
+    N[q*2+a] = t[2] == 'Z' ? -1 : t[2] - 'A';
+  }
+  double best = 1e9; long steps = 0;
+  for (int rep = 0; rep < 3; rep++) {
+    unsigned char *tape = calloc(1 << 16, 1); long pos = 1 << 15; int q = 0; steps = 0;
+    struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a);
+    while (q >= 0) { int i = q * 2 + tape[pos]; tape[pos] = W[i]; pos += M[i]; q = N[i]; steps++; }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double dt = (b.tv_sec - a.tv_sec) + 1e-9 * (b.tv_nsec - a.tv_nsec);
+    if (dt < best) best = dt; free(tape);
+  }
+  printf("%ld %.9f\n", steps, best);
+  return 0;
+}
+"""
+
+
+def c_loop_rate() -> float | None:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        return None
+    with tempfile.TemporaryDirectory() as d:
+        src, exe = Path(d) / "tm.c", Path(d) / "tm"
+        src.write_text(C_LOOP)
+        subprocess.run([cc, "-O2", "-o", str(exe), str(src)], check=True)
+        steps, secs = subprocess.run(
+            [str(exe)], capture_output=True, text=True, check=True
+        ).stdout.split()
+    return int(steps) / float(secs)
+
+
+def best_of(n: int, fn) -> float:
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def engine_rate() -> float:
+    tm = TuringMachine.sized(BB5, BB5_STEPS)
+    tm.run_steps(tm.initial(), 1000)  # compile
+    secs = best_of(3, lambda: tm.run_steps(tm.initial(), BB5_STEPS))
+    return BB5_STEPS / secs
+
+
+def debate(protocol: str, tm: TuringMachine, steps: int, claim: int, a: str, b: str):
+    pa, pb = make_strategy(protocol, "A", a), make_strategy(protocol, "B", b)
+    if protocol == "bisection":
+        return play_bisection(tm, steps, claim, pa, pb, seed=0)
+    return play_cross_examination(TableauTranscript(tm, steps), claim, pa, pb, seed=0)
+
+
+def scaling() -> list[dict]:
+    rows = []
+    for exp in range(3, 8):
+        steps = 10**exp
+        tm = TuringMachine.sized(BB5, steps)
+        truth = tm.known_output
+        plain = best_of(3, lambda tm=tm, steps=steps: tm.run_steps(tm.initial(), steps))
+        for protocol in ("bisection", "cross-examination"):
+            for label, claim, a, b in (
+                ("true claim", truth, "honest", "honest"),
+                ("false claim", 1 - truth, "flip-step", "honest"),
+            ):
+                outs = [debate(protocol, tm, steps, claim, a, b) for _ in range(3)]
+                out = min(outs, key=lambda o: o.costs.seconds)
+                c = out.costs
+                rows.append(
+                    {
+                        "T": steps,
+                        "protocol": protocol,
+                        "scenario": label,
+                        "A": a,
+                        "B": b,
+                        "winner": out.winner,
+                        "rounds": c.rounds,
+                        "verifier_reads": c.verifier_reads,
+                        "unit": c.verifier_read_unit,
+                        "verifier_bits": c.verifier_bits,
+                        "verifier_queries": c.verifier_queries,
+                        "A_steps_over_T": c.prover_steps["A"] / steps,
+                        "B_steps_over_T": c.prover_steps["B"] / steps,
+                        "debate_seconds": c.seconds,
+                        "plain_seconds": plain,
+                        "wall_ratio": c.seconds / plain,
+                        "S": tm.size,
+                    }
+                )
+    return rows
+
+
+def markdown(result: dict) -> str:
+    e = result["engine"]
+    lines = [
+        f"Measured {result['date']} on {result['machine']} "
+        f"(`.venv/bin/python benchmarks/bench_deterministic.py`).",
+        "",
+        f"- TM engine, 5-state champion ({BB5_STEPS:,} steps): "
+        f"**{e['steps_per_second'] / 1e6:.0f} M steps/s**"
+        + (
+            f"; a tight C loop (gcc -O2) on the same machine: {e['c_steps_per_second'] / 1e6:.0f} "
+            f"M steps/s (ratio C / proofgames = {e['c_ratio']:.2f})"
+            if e.get("c_ratio")
+            else ""
+        ),
+        "",
+        "| T | protocol | scenario (A vs B) | winner | rounds | V reads | V oracle queries "
+        "| A steps / T | B steps / T | debate s | debate / plain run |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in result["scaling"]:
+        lines.append(
+            f"| {r['T']:.0e} | {r['protocol']} | {r['scenario']} ({r['A']} vs {r['B']}) "
+            f"| {r['winner']} | {r['rounds']} | {r['verifier_reads']} {r['unit']} "
+            f"| {r['verifier_queries']} | {r['A_steps_over_T']:.3f} | {r['B_steps_over_T']:.3f} "
+            f"| {r['debate_seconds']:.3f} | {r['wall_ratio']:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(md: str) -> None:
+    readme = ROOT / "README.md"
+    start, end = "<!-- bench:deterministic:start -->", "<!-- bench:deterministic:end -->"
+    text = readme.read_text()
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        _, tail = rest.split(end, 1)
+        readme.write_text(f"{head}{start}\n{md}{end}{tail}")
+
+
+def main() -> None:
+    rate = engine_rate()
+    c_rate = c_loop_rate()
+    result = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": f"{platform.machine()}, {platform.python_implementation()} "
+        f"{platform.python_version()}, 2 cores",
+        "engine": {
+            "steps_per_second": rate,
+            "c_steps_per_second": c_rate,
+            "c_ratio": (c_rate / rate) if c_rate else None,
+        },
+        "scaling": scaling(),
+    }
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "deterministic.json").write_text(json.dumps(result, indent=2))
+    md = markdown(result)
+    (OUT / "deterministic.md").write_text(md)
+    update_readme(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,276 @@
+"""The ``proofgames`` command line: run debates, list strategies and examples, run the demo."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ._errors import ProofgamesError
+from .machines import TableauTranscript, TuringMachine
+from .machines.examples import example_names, get_example
+from .protocols import Outcome, play_bisection, play_cross_examination
+from .strategies import make_strategy, strategy_description, strategy_names
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Interactive-proof games for AI oversight: doubly-efficient debate on real computations.",
+)
+# Tables are wide: give non-terminal output (logs, pipes) room instead of rich's 80 columns.
+console = Console() if sys.stdout.isatty() else Console(width=120)
+err_console = Console(stderr=True)
+
+PROTOCOLS = ("cross-examination", "bisection", "witness")
+DEFAULT_LIAR = {"cross-examination": "flip-step", "bisection": "flip-step", "witness": "guess"}
+DEFAULT_DISPUTER = {"cross-examination": "random", "bisection": "random", "witness": "random"}
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+@contextmanager
+def _progress(enabled: bool, label: str) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar fed with simulated steps (disabled for JSON or non-terminals)."""
+    if not enabled or not err_console.is_terminal:
+        yield None
+        return
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,} steps"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda n: bar.advance(task, n)
+
+
+def resolve_turing_machine(spec: str, steps: int | None) -> tuple[TuringMachine, int]:
+    """Build the machine named by ``tm:<text>`` or an example name, sized for its run."""
+    if spec.startswith("tm:"):
+        text, default_steps = spec[3:], None
+    else:
+        example = get_example(spec)
+        if example.kind != "tm":
+            raise ProofgamesError(f"example {spec!r} is a {example.kind} example, not a plain TM")
+        text, default_steps = example.build(), example.steps
+    t = steps if steps is not None else default_steps
+    if t is None:
+        raise ProofgamesError("give --steps T for a machine given as tm:<text>")
+    if t <= 0:
+        raise ProofgamesError(f"--steps must be positive, got {t}")
+    return TuringMachine.sized(text, t, name=spec if not spec.startswith("tm:") else None), t
+
+
+def run_debate(
+    protocol: str,
+    machine_spec: str,
+    steps: int | None,
+    claim: int | None,
+    prover_a: str | None,
+    prover_b: str | None,
+    seed: int,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[Outcome, int | None]:
+    """Set up and play one debate; returns the outcome and the true output (if known)."""
+    if protocol == "witness":
+        from .machines.sat import resolve_sat
+        from .protocols.witness import play_witness
+
+        problem = resolve_sat(machine_spec)
+        satisfiable = int(problem.solve() is not None)
+        w_claim = 1 if claim is None else claim
+        a = prover_a or ("honest" if satisfiable else DEFAULT_LIAR[protocol])
+        b = prover_b or (DEFAULT_DISPUTER[protocol] if satisfiable else "honest")
+        out = play_witness(
+            problem,
+            w_claim,
+            make_strategy(protocol, "A", a),
+            make_strategy(protocol, "B", b),
+            seed=seed,
+        )
+        return out, satisfiable
+    tm, t = resolve_turing_machine(machine_spec, steps)
+    truth = tm.known_output
+    c = truth if claim is None else claim
+    assert c is not None
+    a = prover_a or ("honest" if c == truth else DEFAULT_LIAR[protocol])
+    b = prover_b or (DEFAULT_DISPUTER[protocol] if c == truth else "honest")
+    pa, pb = make_strategy(protocol, "A", a), make_strategy(protocol, "B", b)
+    if protocol == "bisection":
+        return play_bisection(tm, t, c, pa, pb, seed=seed, progress=progress), truth
+    return play_cross_examination(
+        TableauTranscript(tm, t), c, pa, pb, seed=seed, progress=progress
+    ), truth
+
+
+def outcome_table(out: Outcome, truth: int | None) -> Table:
+    """A rich summary of one debate."""
+    c = out.costs
+    table = Table(title=f"{out.protocol} debate on {out.machine}", show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    rows = [
+        ("claim (A asserts output =)", str(out.claim)),
+        ("true output", "?" if truth is None else str(truth)),
+        ("prover A", out.prover_a.label),
+        ("prover B", out.prover_b.label),
+        ("verdict", f"{out.verdict} ({'accepts' if out.verdict else 'rejects'} A's claim)"),
+        ("winner", out.winner),
+        ("reason", out.reason),
+        ("computation steps T", f"{out.steps:,}"),
+        ("rounds", str(c.rounds)),
+        ("verifier read", f"{c.verifier_reads} {c.verifier_read_unit} ({c.verifier_bits:,} bits)"),
+        ("verifier steps / oracle queries", f"{c.verifier_steps} / {c.verifier_queries}"),
+        ("prover steps A / B", f"{c.prover_steps['A']:,} / {c.prover_steps['B']:,}"),
+        ("prover oracle queries A / B", f"{c.prover_queries['A']} / {c.prover_queries['B']}"),
+        ("B's reads of A's messages", f"{c.prover_reads['B']:,}"),
+        ("wall time", f"{c.seconds:.3f} s"),
+    ]
+    for k, v in rows:
+        table.add_row(k, v)
+    return table
+
+
+@app.command()
+def debate(
+    protocol: Annotated[str, typer.Argument(help="cross-examination | bisection | witness")],
+    machine: Annotated[
+        str,
+        typer.Option(
+            "--machine",
+            "-m",
+            help="tm:<text>, an example name, or for witness a SAT example / sat:<file.cnf>",
+        ),
+    ] = "bb5",
+    steps: Annotated[
+        int | None, typer.Option("--steps", "-T", help="T (default: the example's)")
+    ] = None,
+    claim: Annotated[int | None, typer.Option(help="what A asserts (default: the truth)")] = None,
+    prover_a: Annotated[str | None, typer.Option("--prover-a", help="strategy[:k=v,...]")] = None,
+    prover_b: Annotated[str | None, typer.Option("--prover-b", help="strategy[:k=v,...]")] = None,
+    seed: Annotated[int, typer.Option(help="root seed of every random choice")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """Run one debate and report who won and what the verifier paid."""
+    if protocol not in PROTOCOLS:
+        _fail(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    if claim is not None and claim not in (0, 1):
+        _fail(f"--claim must be 0 or 1, got {claim}")
+    if steps is not None and steps <= 0:
+        _fail(f"--steps must be a positive number of steps, got {steps}")
+    try:
+        with _progress(not as_json, "simulating") as progress:
+            out, truth = run_debate(
+                protocol, machine, steps, claim, prover_a, prover_b, seed, progress
+            )
+    except ProofgamesError as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        print(json.dumps(out.to_dict() | {"truth": truth}))
+    else:
+        console.print(outcome_table(out, truth))
+
+
+@app.command()
+def strategies(
+    protocol: Annotated[str | None, typer.Argument(help="limit to one protocol")] = None,
+) -> None:
+    """List the registered strategies."""
+    table = Table(title="registered strategies")
+    for col in ("protocol", "role", "name", "description"):
+        table.add_column(col)
+    for p in [protocol] if protocol else PROTOCOLS:
+        for role in ("A", "B"):
+            for name in strategy_names(p, role):
+                table.add_row(p, role, name, strategy_description(p, role, name))
+    console.print(table)
+
+
+@app.command()
+def examples() -> None:
+    """List the named example computations."""
+    table = Table(title="examples")
+    for col in ("name", "kind", "steps", "description"):
+        table.add_column(col)
+    for name in example_names():
+        e = get_example(name)
+        table.add_row(name, e.kind, "" if e.steps is None else f"{e.steps:,}", e.description)
+    console.print(table)
+
+
+@app.command()
+def demo(
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON lines")] = False,
+) -> None:
+    """Debate the 5-state Busy Beaver champion's 47,176,870-step run, four ways."""
+    scenarios = [
+        ("bisection", 1, None, None),
+        ("bisection", 0, None, None),
+        ("cross-examination", 1, None, None),
+        ("cross-examination", 0, None, None),
+    ]
+    if not as_json:
+        console.print(
+            "[bold]proofgames demo[/]: does the 5-state Busy Beaver champion halt within "
+            "47,176,870 steps?\nHonest provers defend the truth (1); liars claim 0 and keep "
+            "their lie consistent everywhere but one step.\n"
+        )
+    summary = Table(title="bb5: who wins, and what the verifier paid")
+    for col in (
+        "protocol",
+        "claim",
+        "A vs B",
+        "winner",
+        "V read",
+        "V queries",
+        "work A, B (x T)",
+        "s",
+    ):
+        summary.add_column(col)
+    for protocol, claim, a, b in scenarios:
+        with _progress(not as_json, f"{protocol}, claim {claim}") as progress:
+            out, _ = run_debate(protocol, "bb5", None, claim, a, b, seed=0, progress=progress)
+        c = out.costs
+        if as_json:
+            print(json.dumps(out.to_dict(messages=False)))
+            continue
+        unit = "configs" if c.verifier_read_unit == "configurations" else c.verifier_read_unit
+        summary.add_row(
+            protocol,
+            str(claim),
+            f"{out.prover_a.label} vs {out.prover_b.label}",
+            out.winner,
+            f"{c.verifier_reads} {unit}",
+            str(c.verifier_queries),
+            f"{c.prover_steps['A'] / out.steps:.2f}, {c.prover_steps['B'] / out.steps:.2f}",
+            f"{c.seconds:.1f}",
+        )
+    if not as_json:
+        console.print(summary)
+        console.print(
+            "Bisection: V read the initial and final configurations and one midpoint per round, "
+            "then checked a single step.\nCross-examination: V read at most 5 tableau entries "
+            "and recomputed a single step."
+        )
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console-script entry point."""
+    return app(args=argv if argv is not None else sys.argv[1:])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import pytest
+
+from proofgames.machines import TuringMachine
+
+# (text, steps): halting and non-halting runs, 2 and 3 symbols, 1 step to ~10^3 steps
+SMALL_RUNS = [
+    ("1RB1LB_1LA1RZ", 6),  # bb2 halts at exactly T
+    ("1RB1LB_1LA1RZ", 5),  # one step short: does not halt
+    ("1RB1LB_1LA1RZ", 1),
+    ("1RB1LB_1LA1RZ", 2),
+    ("1RB1RZ_1LB0RC_1LC1LA", 21),
+    ("1RB1LB_1LA0LC_1RZ1LD_1RD0RA", 107),
+    ("1RB1LB_1LA0LC_1RZ1LD_1RD0RA", 200),  # halted long before T
+    ("1RB2LB1RZ_2LA2RB1LB", 38),
+    ("1RB0LB_1LA0RA", 33),  # never halts
+    ("1RB1LC_1RC1RB_1RD0LE_1LA1LD_1RZ0LA", 1000),
+]
+
+
+@pytest.fixture(params=SMALL_RUNS, ids=lambda r: f"{r[0]}@{r[1]}")
+def small_run(request: pytest.FixtureRequest) -> tuple[TuringMachine, int]:
+    text, steps = request.param
+    return TuringMachine.sized(text, steps), steps

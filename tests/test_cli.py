@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from proofgames.cli import app
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def test_debate_json_has_the_documented_fields():
+    res = run("debate", "bisection", "--machine", "bb4", "--claim", "0", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    for key in (
+        "protocol",
+        "claim",
+        "verdict",
+        "winner",
+        "steps",
+        "rounds",
+        "verifier_reads",
+        "verifier_read_unit",
+        "verifier_queries",
+        "prover_steps",
+        "seconds",
+    ):
+        assert key in out
+    assert out["winner"] == "B" and out["verdict"] == 0 and out["steps"] == 107
+    assert set(out["prover_steps"]) == {"A", "B"}
+
+
+def test_default_players_follow_the_truth_of_the_claim():
+    true = json.loads(
+        run(
+            "debate",
+            "cross-examination",
+            "-m",
+            "tm:1RB1LB_1LA1RZ",
+            "-T",
+            "6",
+            "--claim",
+            "1",
+            "--json",
+        ).stdout
+    )
+    assert true["prover_a"]["name"] == "honest" and true["winner"] == "A"
+    false = json.loads(
+        run(
+            "debate",
+            "cross-examination",
+            "-m",
+            "tm:1RB1LB_1LA1RZ",
+            "-T",
+            "6",
+            "--claim",
+            "0",
+            "--json",
+        ).stdout
+    )
+    assert false["prover_a"]["name"] != "honest" and false["winner"] == "B"
+
+
+def test_bad_input_gives_a_clear_error_and_exit_code_2():
+    res = run("debate", "bisection", "-m", "tm:1RB1LB_1LA1RQ", "-T", "5")
+    assert res.exit_code == 2 and "undefined state 'Q'" in res.output
+    res = run("debate", "bisection", "-m", "bb4", "--steps", "0")
+    assert res.exit_code == 2 and "--steps" in res.output
+    res = run("debate", "juggling", "-m", "bb4")
+    assert res.exit_code == 2 and "unknown protocol" in res.output
+    res = run("debate", "bisection", "-m", "tm:1RB1LB_1LA1RZ")
+    assert res.exit_code == 2 and "--steps" in res.output
+
+
+def test_table_output_names_the_winner():
+    res = run("debate", "bisection", "-m", "bb3", "--prover-b", "first")
+    assert res.exit_code == 0
+    assert "winner" in res.stdout and "first" in res.stdout
+
+
+def test_strategies_and_examples_are_listed():
+    assert "flip-step" in run("strategies", "bisection").stdout
+    assert "bb5" in run("examples").stdout
