@@ -86,3 +86,12 @@ def test_table_output_names_the_winner():
 def test_strategies_and_examples_are_listed():
     assert "flip-step" in run("strategies", "bisection").stdout
     assert "bb5" in run("examples").stdout
+
+
+def test_exhaustive_search_reports_exact_completeness_and_soundness():
+    res = run("exhaustive", "bisection", "-m", "bb2", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert (out["completeness"], out["soundness"], out["truth"]) == (1.0, 0.0, 1)
+    res = run("exhaustive", "bisection", "-m", "bb4")
+    assert res.exit_code == 2 and "configurations" in res.output

@@ -185,6 +185,58 @@ def debate(
 
 
 @app.command()
+def exhaustive(
+    protocol: Annotated[str, typer.Argument(help="cross-examination | bisection")],
+    machine: Annotated[str, typer.Option("--machine", "-m", help="tm:<text> or example")] = "bb2",
+    steps: Annotated[int | None, typer.Option("--steps", "-T", help="T")] = None,
+    space: Annotated[
+        int | None, typer.Option(help="tape window S (default: the cells the run uses)")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """Search every dishonest strategy of a small instance: exact completeness and soundness."""
+    from . import exhaustive as ex  # imported here: keeps CLI start-up light
+
+    if protocol not in ("cross-examination", "bisection"):
+        _fail(f"exhaustive search covers cross-examination and bisection, not {protocol!r}")
+    if steps is not None and steps <= 0:
+        _fail(f"--steps must be a positive number of steps, got {steps}")
+    try:
+        tm, t = resolve_turing_machine(machine, steps)
+        if space is not None:
+            if space <= 0:
+                raise ProofgamesError(f"--space must be positive, got {space}")
+            tm = TuringMachine(tm.program, space, min(tm.origin, space - 1), name=tm.name)
+        target = TableauTranscript(tm, t) if protocol == "cross-examination" else tm
+        g = ex.exact_completeness_soundness(target, t)
+    except ProofgamesError as exc:
+        _fail(str(exc))
+        return
+    record = {
+        "protocol": protocol,
+        "machine": tm.name,
+        "steps": t,
+        "space": tm.size,
+        "truth": g.honest.truth,
+        "completeness": g.completeness,
+        "soundness": g.soundness,
+        "candidates": g.honest.candidates,
+        "strategies_searched": {
+            "A": g.honest.strategies_searched[0] + g.dishonest.strategies_searched[0],
+            "B": g.honest.strategies_searched[1] + g.dishonest.strategies_searched[1],
+        },
+        "seconds": g.honest.seconds + g.dishonest.seconds,
+    }
+    if as_json:
+        print(json.dumps(record))
+        return
+    table = Table(title=f"exhaustive {protocol} on {tm.name}, T = {t}", show_header=False)
+    for k, v in record.items():
+        table.add_row(k, str(v))
+    console.print(table)
+
+
+@app.command()
 def strategies(
     protocol: Annotated[str | None, typer.Argument(help="limit to one protocol")] = None,
 ) -> None:

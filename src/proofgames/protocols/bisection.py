@@ -27,7 +27,7 @@ Example:
     >>> tm = TuringMachine.sized("1RB1LB_1LA1RZ", steps=6)
     >>> out = play_bisection(tm, 6, claim=1,
     ...     prover_a=make_strategy("bisection", "A", "honest"),
-    ...     prover_b=make_strategy("bisection", "B", "first"), seed=0)
+    ...     prover_b=make_strategy("bisection", "B", "second"), seed=0)
     >>> out.winner, out.costs.rounds, out.costs.verifier_reads
     ('A', 3, 5)
 
