@@ -95,3 +95,18 @@ def test_exhaustive_search_reports_exact_completeness_and_soundness():
     assert (out["completeness"], out["soundness"], out["truth"]) == (1.0, 0.0, 1)
     res = run("exhaustive", "bisection", "-m", "bb4")
     assert res.exit_code == 2 and "configurations" in res.output
+
+
+def test_oracle_machine_and_witness_debates_run_from_the_cli():
+    out = json.loads(run("debate", "bisection", "-m", "screening", "--json").stdout)
+    assert out["winner"] == "A" and out["prover_queries"]["A"] > 0
+    out = json.loads(
+        run(
+            "debate", "cross-examination", "-m", "screening-strict", "--claim", "1", "--json"
+        ).stdout
+    )
+    assert out["winner"] == "B" and out["truth"] == 0
+    out = json.loads(run("debate", "witness", "-m", "sat-php-3-2", "--json").stdout)
+    assert out["winner"] == "B" and out["prover_a"]["name"] == "flip-step"
+    out = json.loads(run("debate", "witness", "-m", "sat-small", "--json").stdout)
+    assert out["winner"] == "A" and out["verdict"] == 1

@@ -14,6 +14,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ._errors import ProofgamesError
+from ._oracle import Oracle, OracleLedger
+from ._transcript import TranscriptMachine
 from .machines import TableauTranscript, TuringMachine
 from .machines.examples import example_names, get_example
 from .protocols import Outcome, play_bisection, play_cross_examination
@@ -29,7 +31,7 @@ console = Console() if sys.stdout.isatty() else Console(width=120)
 err_console = Console(stderr=True)
 
 PROTOCOLS = ("cross-examination", "bisection", "witness")
-DEFAULT_LIAR = {"cross-examination": "flip-step", "bisection": "flip-step", "witness": "guess"}
+DEFAULT_LIAR = {"cross-examination": "flip-step", "bisection": "flip-step", "witness": "flip-step"}
 DEFAULT_DISPUTER = {"cross-examination": "random", "bisection": "random", "witness": "random"}
 
 
@@ -101,18 +103,30 @@ def run_debate(
             seed=seed,
         )
         return out, satisfiable
-    tm, t = resolve_turing_machine(machine_spec, steps)
-    truth = tm.known_output
+    oracle: Oracle | None = None
+    if not machine_spec.startswith("tm:") and get_example(machine_spec).kind == "oracle-tm":
+        screening = get_example(machine_spec).build()
+        oracle = screening.oracle()
+        tm = screening.machine()
+        t = steps if steps is not None else (get_example(machine_spec).steps or 0)
+        ledger = OracleLedger(oracle)
+        truth: int | None = tm.accepts(tm.advance(tm.initial(), t, ledger.view("V")))
+        transcript: TranscriptMachine | None = screening.transcript()
+    else:
+        tm, t = resolve_turing_machine(machine_spec, steps)
+        truth = tm.known_output
+        transcript = TableauTranscript(tm, t) if protocol == "cross-examination" else None
     c = truth if claim is None else claim
     assert c is not None
     a = prover_a or ("honest" if c == truth else DEFAULT_LIAR[protocol])
     b = prover_b or (DEFAULT_DISPUTER[protocol] if c == truth else "honest")
     pa, pb = make_strategy(protocol, "A", a), make_strategy(protocol, "B", b)
     if protocol == "bisection":
-        return play_bisection(tm, t, c, pa, pb, seed=seed, progress=progress), truth
-    return play_cross_examination(
-        TableauTranscript(tm, t), c, pa, pb, seed=seed, progress=progress
-    ), truth
+        out = play_bisection(tm, t, c, pa, pb, oracle=oracle, seed=seed, progress=progress)
+        return out, truth
+    assert transcript is not None
+    out = play_cross_examination(transcript, c, pa, pb, oracle=oracle, seed=seed, progress=progress)
+    return out, truth
 
 
 def outcome_table(out: Outcome, truth: int | None) -> Table:

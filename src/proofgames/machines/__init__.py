@@ -1,6 +1,33 @@
 """Machines: Turing machines (with oracles), their tableau layout, and example computations."""
 
+from .sat import CNF, SatProblem, WitnessError, parse_dimacs, planted_3sat, resolve_sat
+from .screening import (
+    RULES,
+    Screening,
+    judgement_oracle,
+    screening_machine,
+    screening_program,
+    screening_transcript,
+)
 from .tableau import TableauTranscript
 from .turing import TMProgram, TuringMachine, measure_span, parse_tm
 
-__all__ = ["TMProgram", "TableauTranscript", "TuringMachine", "measure_span", "parse_tm"]
+__all__ = [
+    "CNF",
+    "RULES",
+    "SatProblem",
+    "Screening",
+    "TMProgram",
+    "TableauTranscript",
+    "TuringMachine",
+    "WitnessError",
+    "judgement_oracle",
+    "measure_span",
+    "parse_dimacs",
+    "parse_tm",
+    "planted_3sat",
+    "resolve_sat",
+    "screening_machine",
+    "screening_program",
+    "screening_transcript",
+]

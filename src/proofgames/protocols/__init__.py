@@ -3,6 +3,7 @@
 from ._common import Costs, Forfeit, GameContext, Message, Outcome
 from .bisection import BisectionState, play_bisection, recurse
 from .cross_examination import play_cross_examination
+from .witness import WitnessProblem, play_witness
 
 __all__ = [
     "BisectionState",
@@ -11,7 +12,9 @@ __all__ = [
     "GameContext",
     "Message",
     "Outcome",
+    "WitnessProblem",
     "play_bisection",
     "play_cross_examination",
+    "play_witness",
     "recurse",
 ]

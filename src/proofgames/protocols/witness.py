@@ -1,0 +1,223 @@
+r"""Debate with a witness (Figure 2, Theorem 7.1), deterministic oracle.
+
+Rules (a witness problem: instance ``x`` and checker machine ``M(x, w)`` of T steps).  A
+claims that ``x`` is in the language, i.e. that some witness makes ``M`` output 1; B
+disputes it.
+
+1. A sends a witness ``w``.  V checks its format (length and alphabet); a malformed
+   witness loses on the spot.
+2. Cross-examination (Figure 4, :mod:`proofgames.protocols.cross_examination`) runs on the
+   transcript machine ``M(x, w)`` with claim 1: A commits to a transcript of ``M(x, w)``,
+   B names a step, V recomputes it from the relevant entries and witness bits.
+
+The claim is always 1: the protocol proves membership (a witness exists); there is no
+witness for non-membership, so a claim of 0 is refused.
+
+Bounds claimed by the theorem (for ``L`` in NP with oracle, checker time T, queries of
+length l): completeness 1 (an honest A sends a valid witness and wins against any B),
+soundness 0 (if no witness exists, ``M(x, w) = 0`` for whatever A sends and honest B wins),
+provers O(T) beyond finding the witness, V reads O(l log T) bits -- a constant number of
+transcript entries plus at most the witness bits the checked step reads (counted one bit
+each in ``verifier_bits``) -- and makes O(1) oracle queries.
+
+Example:
+    >>> from proofgames.machines.sat import SatProblem
+    >>> from proofgames.protocols import play_witness
+    >>> from proofgames.strategies import make_strategy
+    >>> problem = SatProblem.from_dimacs("p cnf 2 2\n1 2 0\n-1 0\n", name="tiny")
+    >>> out = play_witness(problem, 1, make_strategy("witness", "A", "honest"),
+    ...                    make_strategy("witness", "B", "honest"), seed=0)
+    >>> out.winner, out.messages[0].content, out.costs.verifier_reads
+    ('A', '01', 3)
+
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, Protocol
+
+import numpy as np
+
+from .._errors import ProtocolError
+from .._oracle import Oracle, OracleLedger
+from .._registry import Player
+from .._transcript import TranscriptMachine
+from ._common import (
+    Costs,
+    Forfeit,
+    GameContext,
+    Message,
+    Outcome,
+    player_work,
+    safe_call,
+    spawn_rngs,
+)
+from .cross_examination import CrossExaminationA, CrossExaminationB, cross_examine
+
+NAME = "witness"
+
+
+class WitnessProblem(Protocol):
+    """What the witness protocol needs from a problem (e.g. :class:`~.machines.sat.SatProblem`).
+
+    Attributes:
+        name: name used in outcome records.
+        witness_length: symbols in a well-formed witness.
+        steps: T, the transcript length of ``M(x, w)`` (the same for every witness).
+
+    """
+
+    name: str
+
+    @property
+    def witness_length(self) -> int:
+        """Symbols in a well-formed witness."""
+
+    @property
+    def steps(self) -> int:
+        """T, the transcript length of ``M(x, w)``."""
+
+    def validate_witness(self, w: object) -> bytes:
+        """``w`` as bytes, or raise a ``ValueError`` naming what is malformed."""
+
+    def machine(self, w: object) -> TranscriptMachine:
+        """The checker ``M(x, w)`` as a transcript machine (its inputs are the witness)."""
+
+    def solve(self) -> bytes | None:
+        """A witness, or ``None`` if there is none (the honest prover's search)."""
+
+    def best_effort(self, rng: np.random.Generator) -> bytes:
+        """The best witness a heuristic search finds (for provers without a valid one)."""
+
+
+class WitnessA(CrossExaminationA):
+    """Interface of prover A: a witness, then a committed transcript of ``M(x, w)``.
+
+    :meth:`witness` sees a context whose ``machine`` is the problem; :meth:`commit` (as in
+    cross-examination) sees one whose ``machine`` is ``M(x, w)``.
+    """
+
+    def witness(self, ctx: GameContext) -> bytes:
+        """Return the claimed witness."""
+        raise NotImplementedError
+
+
+WitnessB = CrossExaminationB  # B's part is cross-examination's: it names a step
+
+
+def render_witness(w: object) -> str:
+    """A witness as a message: ``"0110..."`` for bytes of digits, else a short repr."""
+    if isinstance(w, (bytes, bytearray)) and all(s < 10 for s in w):
+        return "".join(map(str, w))
+    return repr(w)[:120]
+
+
+def play_witness(
+    problem: WitnessProblem,
+    claim: int,
+    prover_a: Player,
+    prover_b: Player,
+    *,
+    oracle: Oracle | None = None,
+    seed: int | None = 0,
+    timeout: float | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Outcome:
+    """Play one debate with a witness and return its record.
+
+    Args:
+        problem: the witness problem (instance and checker).
+        claim: must be 1: A asserts that a witness exists.
+        prover_a: a :class:`WitnessA` player (see :func:`proofgames.strategies.make_strategy`).
+        prover_b: a cross-examination B player registered for ``"witness"``.
+        oracle: the oracle the checker queries.
+        seed: root seed; A, B and V get independent streams.
+        timeout: seconds allowed per strategy call (checked after it returns).
+        progress: callback for long simulations.
+
+    Raises:
+        ProtocolError: if ``claim`` is not 1.
+
+    """
+    if claim != 1:
+        why = (
+            "a witness can show that a solution exists, never that none does"
+            if claim == 0
+            else f"got {claim!r}"
+        )
+        raise ProtocolError(
+            f"the witness protocol proves membership, so the claim must be 1: {why}"
+        )
+    start = time.perf_counter()
+    ledger = OracleLedger(oracle)
+    rng_a, rng_b, rng_v = spawn_rngs(seed, 3)
+    ctx_a = GameContext(problem, problem.steps, claim, ledger.view("A"), rng_a, progress)
+    messages: list[Message] = []
+    machine: TranscriptMachine | None = None
+    try:
+        raw: Any = safe_call("A", "witness", lambda: _witness(prover_a, ctx_a), timeout=timeout)
+        messages.append(Message(0, "A", "witness", render_witness(raw)))
+        try:
+            w = problem.validate_witness(raw)
+        except ValueError as exc:
+            raise Forfeit("A", f"malformed witness: {exc}") from None
+        machine = problem.machine(w)
+    except Forfeit as f:
+        verdict, reason = (0 if f.party == "A" else 1), f"{f.party} loses: {f.reason}"
+    if machine is None:
+        counts = ledger.counts()
+        costs = Costs(
+            rounds=1,
+            verifier_reads=0,
+            verifier_read_unit="entries",
+            verifier_bits=0,
+            verifier_queries=counts["V"],
+            verifier_steps=0,
+            prover_steps={"A": player_work(prover_a), "B": player_work(prover_b)},
+            prover_queries={"A": counts["A"], "B": counts["B"]},
+            prover_reads={"A": 0, "B": 0},
+            seconds=time.perf_counter() - start,
+        )
+    else:
+        ctx_a = replace(ctx_a, machine=machine, steps=machine.length)
+        ctx_b = GameContext(machine, machine.length, claim, ledger.view("B"), rng_b, progress)
+        exam = cross_examine(
+            machine,
+            claim,
+            prover_a,
+            prover_b,
+            ctx_a,
+            ctx_b,
+            ledger,
+            rng_v,
+            messages,
+            timeout=timeout,
+            input_bits=1,
+        )
+        verdict, reason = exam.verdict, exam.reason
+        costs = exam.costs(ledger, prover_a, prover_b, start)
+    messages.append(Message(0, "V", "verdict", verdict))
+    return Outcome(
+        NAME,
+        problem.name,
+        problem.steps,
+        claim,
+        verdict,
+        "A" if verdict else "B",
+        reason,
+        prover_a.spec,
+        prover_b.spec,
+        seed,
+        tuple(messages),
+        costs,
+    )
+
+
+def _witness(prover_a: Player, ctx: GameContext) -> object:
+    witness = getattr(prover_a, "witness", None)
+    if witness is None:
+        raise TypeError(f"{type(prover_a).__name__} has no witness() method")
+    return witness(ctx)
