@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import abc
 import hashlib
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,6 +102,24 @@ class ConfigurationMachine(abc.ABC):
             config = self.step(config, oracle, rng)
         return config, steps
 
+    def run_chunks(
+        self,
+        config: Configuration,
+        steps: int,
+        chunk: int,
+        oracle: OracleView | None = None,
+    ) -> Iterator[tuple[Configuration, int, int]]:
+        """Run ``steps`` steps, yielding ``(configuration, steps done, work)`` every ``chunk``.
+
+        Subclasses override this to keep the machine's working state between chunks.
+        """
+        done = 0
+        while done < steps:
+            n = min(chunk, steps - done)
+            config, work = self.run_steps(config, n, oracle)
+            done += n
+            yield config, n, work
+
     def advance(
         self,
         config: Configuration,
@@ -119,9 +138,15 @@ class CheckpointedRun:
     """One run of a machine that keeps evenly spaced checkpoints.
 
     Any configuration of the run can then be recomputed by simulating at most
-    ``interval`` steps from the nearest earlier checkpoint.  ``work`` counts every step
-    simulated (the first run plus all re-simulation), so it is the prover's true cost.
-    The most recently reconstructed configuration is cached.
+    ``interval`` steps from the nearest earlier checkpoint, or from a recently
+    reconstructed configuration if one is nearer (the last few are cached: in bisection
+    the next midpoint always lies just after one of them).  ``work`` counts every step
+    simulated -- the first run plus all re-simulation -- so it is the prover's true cost.
+
+    The interval balances memory (``memory_bytes`` of checkpoints), the per-chunk cost of
+    copying a checkpoint (at most one per ``MIN_INTERVAL`` steps on long runs) and the
+    re-simulation a bisection prover does (about ``interval`` per round; the interval is
+    kept below ``T / (4 log2 T)`` so that re-simulation stays a small fraction of T).
 
     Args:
         machine: the machine to run.
@@ -129,8 +154,12 @@ class CheckpointedRun:
         oracle: the party's counted oracle access.
         memory_bytes: budget for the stored checkpoints.
         progress: called with the number of steps just simulated during the first run.
+        start: the configuration at time 0 (default: the machine's initial one).
 
     """
+
+    MIN_INTERVAL = 4096
+    CACHE = 16
 
     def __init__(
         self,
@@ -144,21 +173,19 @@ class CheckpointedRun:
         self.machine = machine
         self.steps = steps
         self._oracle = oracle
-        count = max(2, min(steps + 1, memory_bytes // max(1, machine.size + 64)))
-        self.interval = max(1, -(-steps // (count - 1)))
+        count = max(2, memory_bytes // max(1, machine.size + 64))
+        by_memory = -(-steps // (count - 1))
+        by_overhead = min(self.MIN_INTERVAL, -(-steps // (4 * max(1, steps.bit_length()))))
+        self.interval = max(1, by_memory, by_overhead)
         self.work = 0
-        config = machine.initial() if start is None else start
-        self._checkpoints = [config]
-        t = 0
-        while t < steps:
-            chunk = min(self.interval, steps - t)
-            config, w = machine.run_steps(config, chunk, oracle)
-            self.work += w
-            t += chunk
+        first = machine.initial() if start is None else start
+        self._checkpoints = [first]
+        for config, done, work in machine.run_chunks(first, steps, self.interval, oracle):
+            self.work += work
             self._checkpoints.append(config)
             if progress is not None:
-                progress(chunk)
-        self._cache: tuple[int, Configuration] = (0, self._checkpoints[0])
+                progress(done)
+        self._cache: OrderedDict[int, Configuration] = OrderedDict()
 
     @property
     def final(self) -> Configuration:
@@ -171,12 +198,14 @@ class CheckpointedRun:
             raise IndexError(f"time {t} is outside the run [0, {self.steps}]")
         k = t // self.interval
         base_t, base = k * self.interval, self._checkpoints[k]
-        ct, cached = self._cache
-        if base_t <= ct <= t:
-            base_t, base = ct, cached
+        for ct, cached in self._cache.items():
+            if base_t < ct <= t:
+                base_t, base = ct, cached
         if base_t == t:
             return base
         config, w = self.machine.run_steps(base, t - base_t, self._oracle)
         self.work += w
-        self._cache = (t, config)
+        self._cache[t] = config
+        if len(self._cache) > self.CACHE:
+            self._cache.popitem(last=False)
         return config

@@ -288,7 +288,14 @@ class SatProblem:
         return b.build(name=f"{self.name}: M(x, w)")
 
     def solve(self) -> bytes | None:
-        """A satisfying assignment found by DPLL, or ``None`` if the formula is unsatisfiable."""
+        """A satisfying assignment, or ``None`` if the formula is unsatisfiable.
+
+        A seeded WalkSAT pass runs first (fast on satisfiable random formulas); DPLL, which
+        is complete, decides whatever it leaves open.
+        """
+        guess = self.best_effort(np.random.default_rng(0))
+        if bool(self.cnf.satisfied(np.frombuffer(guess, dtype=np.uint8).astype(np.int64)).all()):
+            return guess
         found = _dpll(self.cnf)
         return None if found is None else bytes(found)
 

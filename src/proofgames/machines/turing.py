@@ -30,7 +30,7 @@ Example:
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -281,6 +281,28 @@ class TuringMachine(ConfigurationMachine):
             tape, config.head, config.state, steps, oracle, rng
         )
         return Configuration(state, head, tape.tobytes()), work
+
+    def run_chunks(
+        self,
+        config: Configuration,
+        steps: int,
+        chunk: int,
+        oracle: OracleView | None = None,
+    ) -> Iterator[tuple[Configuration, int, int]]:
+        """Run on one working tape, copying it out only at each checkpoint."""
+        tape = config.tape_array()
+        head, state = config.head, config.state
+        done = 0
+        while done < steps:
+            n = min(chunk, steps - done)
+            if state >= self.program.halt:  # absorbing: every later checkpoint is this one
+                done += n
+                yield config, n, 0
+                continue
+            head, state, work = self._advance_inplace(tape, head, state, n, oracle, None)
+            done += n
+            config = Configuration(state, head, tape.tobytes())
+            yield config, n, work
 
     def predecessors(self, config: Configuration) -> list[Configuration]:
         """Every configuration (in an ordinary, non-query state) one step before ``config``."""

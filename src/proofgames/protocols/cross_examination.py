@@ -69,7 +69,8 @@ class TranscriptAccess:
         self._committed = committed
         self._machine = machine
         self._timeout = timeout
-        self.answers: dict[int, int] = {}
+        self._seen_pos = np.zeros(0, dtype=np.int64)  # sorted positions answered so far
+        self._seen_val = np.zeros(0, dtype=np.int64)
         self.reads: dict[str, int] = {"B": 0, "V": 0}
 
     def reader(self, party: str) -> Reader:
@@ -99,11 +100,36 @@ class TranscriptAccess:
                 f"0..{self._machine.alphabet - 1}",
             )
         self.reads[party] += int(pos.size)
-        for p, v in zip(pos.tolist(), vals.tolist(), strict=True):
-            prev = self.answers.setdefault(p, v)
-            if prev != v:
-                raise Forfeit("A", f"gave entry {p} as {prev} and as {v} to independent copies")
+        self._log(pos, vals)
         return vals
+
+    def _log(self, pos: IntArray, vals: IntArray) -> None:
+        """Record answers; two different answers for one position make A forfeit."""
+        uniq, first, inverse = np.unique(pos, return_index=True, return_inverse=True)
+        clash = np.flatnonzero(vals != vals[first][inverse])
+        if clash.size:
+            i = int(clash[0])
+            p, v = int(pos[i]), int(vals[first][inverse][i])
+            raise Forfeit("A", f"gave entry {p} as {v} and as {int(vals[i])} in one answer")
+        uvals = vals[first]
+        idx = np.searchsorted(self._seen_pos, uniq)
+        known = idx < self._seen_pos.size
+        known[known] = self._seen_pos[idx[known]] == uniq[known]
+        prev = self._seen_val[idx[known]]
+        differ = np.flatnonzero(prev != uvals[known])
+        if differ.size:
+            j = int(differ[0])
+            p = int(uniq[known][j])
+            raise Forfeit(
+                "A",
+                f"gave entry {p} as {int(prev[j])} and as {int(uvals[known][j])} "
+                "to independent copies",
+            )
+        if (~known).any():
+            merged_pos = np.concatenate([self._seen_pos, uniq[~known]])
+            order = np.argsort(merged_pos, kind="stable")
+            self._seen_pos = merged_pos[order]
+            self._seen_val = np.concatenate([self._seen_val, uvals[~known]])[order]
 
 
 class CrossExaminationA(Player):

@@ -72,20 +72,32 @@ class TableauView:
 
 
 def _explicit_lie(ctx: GameContext, t0: int, lie_output: bool) -> IntArray:
-    """True transcript with entry ``t0`` changed and later entries recomputed consistently."""
+    """True transcript with one entry at or after ``t0`` changed, later entries consistent.
+
+    Tries each position from ``t0`` on (a bounded number) and each other value there,
+    recomputing only the entries that depend on the change, until the output is the claim;
+    the output entry itself always works as a last resort.
+    """
     m: TranscriptMachine = ctx.machine
     y = m.run(ctx.oracle, ctx.rng)
     if lie_output or y[-1] == ctx.claim:
         y[-1] = ctx.claim
         return y
+    relevant = [m.relevant(u) for u in range(m.length)]
     for t in [*range(t0, min(m.length - 1, t0 + _FLIP_SEARCH)), m.length - 1]:
         for v in range(m.alphabet):
             if v == y[t]:
                 continue
             z = y.copy()
             z[t] = v
+            changed = {t}
             for u in range(t + 1, m.length):
-                z[u] = m.step(u, [int(z[i]) for i in m.relevant(u)], ctx.oracle, ctx.rng)
+                if changed.isdisjoint(relevant[u]):
+                    continue
+                new = m.step(u, [int(z[i]) for i in relevant[u]], ctx.oracle, ctx.rng)
+                if new != z[u]:
+                    z[u] = new
+                    changed.add(u)
             if z[-1] == ctx.claim:
                 return z
     y[-1] = ctx.claim  # pragma: no cover - the output itself always works
