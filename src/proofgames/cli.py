@@ -18,7 +18,13 @@ from ._oracle import Oracle, OracleLedger
 from ._transcript import TranscriptMachine
 from .machines import TableauTranscript, TuringMachine
 from .machines.examples import example_names, get_example
-from .protocols import Outcome, play_bisection, play_cross_examination
+from .protocols import (
+    Outcome,
+    get_protocol,
+    play_bisection,
+    play_cross_examination,
+    protocol_names,
+)
 from .strategies import make_strategy, strategy_description, strategy_names
 
 app = typer.Typer(
@@ -30,7 +36,7 @@ app = typer.Typer(
 console = Console() if sys.stdout.isatty() else Console(width=120)
 err_console = Console(stderr=True)
 
-PROTOCOLS = ("cross-examination", "bisection", "witness")
+PROTOCOLS = tuple(protocol_names())
 DEFAULT_LIAR = {"cross-examination": "flip-step", "bisection": "flip-step", "witness": "flip-step"}
 DEFAULT_DISPUTER = {"cross-examination": "random", "bisection": "random", "witness": "random"}
 
@@ -262,6 +268,20 @@ def strategies(
         for role in ("A", "B"):
             for name in strategy_names(p, role):
                 table.add_row(p, role, name, strategy_description(p, role, name))
+    console.print(table)
+
+
+@app.command()
+def protocols() -> None:
+    """List the registered protocols with the figure, theorem and bounds they implement."""
+    table = Table(title="registered protocols")
+    for col in ("name", "figure", "theorem", "completeness", "soundness", "verifier cost"):
+        table.add_column(col)
+    for name in protocol_names():
+        p = get_protocol(name)
+        table.add_row(
+            name, p.figure, p.theorem, f"{p.completeness:g}", f"{p.soundness:g}", p.verifier_cost
+        )
     console.print(table)
 
 

@@ -1,5 +1,6 @@
 """The debate protocols, one file each."""
 
+from ._catalog import ProtocolInfo, get_protocol, protocol_names, register_protocol
 from ._common import Costs, Forfeit, GameContext, Message, Outcome
 from .bisection import BisectionState, play_bisection, recurse
 from .cross_examination import play_cross_examination
@@ -12,9 +13,13 @@ __all__ = [
     "GameContext",
     "Message",
     "Outcome",
+    "ProtocolInfo",
     "WitnessProblem",
+    "get_protocol",
     "play_bisection",
     "play_cross_examination",
     "play_witness",
+    "protocol_names",
     "recurse",
+    "register_protocol",
 ]

@@ -43,6 +43,7 @@ from .._configuration import Configuration, ConfigurationMachine
 from .._errors import ConfigurationError, ProtocolError
 from .._oracle import Oracle, OracleLedger
 from .._registry import Player
+from ._catalog import ProtocolInfo, register_protocol
 from ._common import (
     Costs,
     Forfeit,
@@ -242,3 +243,18 @@ def play_bisection(
         tuple(messages),
         costs,
     )
+
+
+INFO = register_protocol(
+    ProtocolInfo(
+        name=NAME,
+        figure="Figure 3 (with the erratum in step (c) corrected)",
+        theorem="Theorem 5.1",
+        instance="configuration",
+        completeness=1.0,
+        soundness=0.0,
+        verifier_cost="reads ceil(log2 T) + 2 configurations (O(S log T) bits); "
+        "at most 1 oracle query",
+        play=play_bisection,
+    )
+)

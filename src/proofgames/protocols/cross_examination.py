@@ -38,6 +38,7 @@ from .._errors import ProtocolError
 from .._oracle import Oracle, OracleLedger
 from .._registry import Player
 from .._transcript import IntArray, TranscriptMachine
+from ._catalog import ProtocolInfo, register_protocol
 from ._common import (
     Costs,
     Forfeit,
@@ -316,3 +317,17 @@ def play_cross_examination(
         tuple(messages),
         costs,
     )
+
+
+INFO = register_protocol(
+    ProtocolInfo(
+        name=NAME,
+        figure="Figure 4",
+        theorem="Theorem 5.3",
+        instance="transcript",
+        completeness=1.0,
+        soundness=0.0,
+        verifier_cost="reads |I(t)| + 2 entries (a constant); at most 1 oracle query",
+        play=play_cross_examination,
+    )
+)

@@ -45,6 +45,7 @@ from .._errors import ProtocolError
 from .._oracle import Oracle, OracleLedger
 from .._registry import Player
 from .._transcript import TranscriptMachine
+from ._catalog import ProtocolInfo, register_protocol
 from ._common import (
     Costs,
     Forfeit,
@@ -221,3 +222,18 @@ def _witness(prover_a: Player, ctx: GameContext) -> object:
     if witness is None:
         raise TypeError(f"{type(prover_a).__name__} has no witness() method")
     return witness(ctx)
+
+
+INFO = register_protocol(
+    ProtocolInfo(
+        name=NAME,
+        figure="Figure 2 (deterministic oracle: cross-examination of M(x, w))",
+        theorem="Theorem 7.1",
+        instance="witness",
+        completeness=1.0,
+        soundness=0.0,
+        verifier_cost="reads a constant number of entries of M(x, w) and the witness bits "
+        "the checked step reads; at most 1 oracle query",
+        play=play_witness,
+    )
+)
