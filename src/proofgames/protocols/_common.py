@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .._oracle import OracleView
+from .._oracle import PARTIES, Oracle, OracleLedger, OracleView
 from .._registry import Player, StrategySpec
 
 T = TypeVar("T")
@@ -175,6 +175,93 @@ class GameContext:
     oracle: OracleView
     rng: np.random.Generator
     progress: Callable[[int], None] | None = None
+
+
+class Debate:
+    """Bookkeeping every protocol shares: clock, oracle ledger, party RNGs, message log.
+
+    Args:
+        protocol: the protocol's name.
+        prover_a, prover_b: the players (their specs and work go into the record).
+        oracle: the oracle the machine queries.
+        seed: root seed; A, B and V get independent streams split from it.
+    """
+
+    def __init__(
+        self,
+        protocol: str,
+        prover_a: Player,
+        prover_b: Player,
+        oracle: Oracle | None,
+        seed: int | None,
+    ) -> None:
+        self.protocol, self.prover_a, self.prover_b, self.seed = protocol, prover_a, prover_b, seed
+        self.start = time.perf_counter()
+        self.ledger = OracleLedger(oracle)
+        self.rng = dict(zip(PARTIES, spawn_rngs(seed, 3), strict=True))
+        self.messages: list[Message] = []
+
+    def context(
+        self,
+        party: str,
+        machine: Any,
+        steps: int,
+        claim: int,
+        progress: Callable[[int], None] | None,
+    ) -> GameContext:
+        """What ``party`` sees: the instance, its counted oracle access and its own RNG."""
+        return GameContext(
+            machine, steps, claim, self.ledger.view(party), self.rng[party], progress
+        )
+
+    def say(self, round: int, sender: str, kind: str, content: Any) -> None:
+        """Append a message to the transcript."""
+        self.messages.append(Message(round, sender, kind, content))
+
+    def outcome(
+        self,
+        machine: str,
+        steps: int,
+        claim: int,
+        verdict: int,
+        reason: str,
+        *,
+        rounds: int,
+        reads: int,
+        unit: str,
+        bits: int,
+        verifier_steps: int,
+        b_reads: int,
+    ) -> Outcome:
+        """Close the debate: log V's verdict and assemble the record with every cost."""
+        self.say(self.messages[-1].round if self.messages else 0, "V", "verdict", verdict)
+        counts = self.ledger.counts()
+        costs = Costs(
+            rounds=rounds,
+            verifier_reads=reads,
+            verifier_read_unit=unit,
+            verifier_bits=bits,
+            verifier_queries=counts["V"],
+            verifier_steps=verifier_steps,
+            prover_steps={"A": player_work(self.prover_a), "B": player_work(self.prover_b)},
+            prover_queries={"A": counts["A"], "B": counts["B"]},
+            prover_reads={"A": 0, "B": b_reads},
+            seconds=time.perf_counter() - self.start,
+        )
+        return Outcome(
+            self.protocol,
+            machine,
+            steps,
+            claim,
+            verdict,
+            "A" if verdict else "B",
+            reason,
+            self.prover_a.spec,
+            self.prover_b.spec,
+            self.seed,
+            tuple(self.messages),
+            costs,
+        )
 
 
 def spawn_rngs(seed: int | None, n: int) -> list[np.random.Generator]:

@@ -35,24 +35,20 @@ Example:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .._configuration import Configuration, ConfigurationMachine
 from .._errors import ConfigurationError, ProtocolError
-from .._oracle import Oracle, OracleLedger
+from .._oracle import Oracle
 from .._registry import Player
 from ._catalog import ProtocolInfo, register_protocol
 from ._common import (
-    Costs,
+    Debate,
     Forfeit,
     GameContext,
-    Message,
     Outcome,
-    player_work,
     safe_call,
-    spawn_rngs,
 )
 
 NAME = "bisection"
@@ -150,12 +146,9 @@ def play_bisection(
         raise ProtocolError(f"steps must be a positive integer, got {steps!r}")
     if claim not in (0, 1):
         raise ProtocolError(f"claim must be 0 or 1, got {claim!r}")
-    start = time.perf_counter()
-    ledger = OracleLedger(oracle)
-    rng_a, rng_b, rng_v = spawn_rngs(seed, 3)
-    ctx_a = GameContext(machine, steps, claim, ledger.view("A"), rng_a, progress)
-    ctx_b = GameContext(machine, steps, claim, ledger.view("B"), rng_b, progress)
-    messages: list[Message] = []
+    d = Debate(NAME, prover_a, prover_b, oracle, seed)
+    ctx_a = d.context("A", machine, steps, claim, progress)
+    ctx_b = d.context("B", machine, steps, claim, progress)
     reads, v_steps = 1, 0  # V builds and reads the initial configuration from x
 
     def receive(what: str, fn: Callable[[], object], k: int) -> Configuration:
@@ -166,14 +159,8 @@ def play_bisection(
         except ConfigurationError as exc:
             raise Forfeit("A", f"malformed configuration in {what}: {exc}") from None
         reads += 1
-        messages.append(
-            Message(
-                k,
-                "A",
-                what,
-                {"state": checked.state, "head": checked.head, "digest": checked.digest()},
-            )
-        )
+        content = {"state": checked.state, "head": checked.head, "digest": checked.digest()}
+        d.say(k, "A", what, content)
         return checked
 
     state = BisectionState(machine.initial(), machine.initial(), steps)
@@ -197,14 +184,12 @@ def play_bisection(
             )
             if b not in (FIRST, SECOND):
                 raise Forfeit("B", f"disputed {b!r}; must be {FIRST!r} or {SECOND!r}")
-            messages.append(Message(s.round, "B", "dispute", b))
+            d.say(s.round, "B", "dispute", b)
             state = recurse(s, mid, b)
-        after = machine.step(state.start, ledger.view("V"), rng_v)
+        after = machine.step(state.start, d.ledger.view("V"), d.rng["V"])
         v_steps = 1
         ok = after == state.end
-        messages.append(
-            Message(state.round, "V", "check", {"time": state.start_time, "valid_step": ok})
-        )
+        d.say(state.round, "V", "check", {"time": state.start_time, "valid_step": ok})
         verdict = int(ok)
         reason = (
             f"the step at time {state.start_time} is valid"
@@ -215,33 +200,18 @@ def play_bisection(
     except Forfeit as f:
         verdict = 0 if f.party == "A" else 1
         reason = f"{f.party} loses: {f.reason}"
-    messages.append(Message(state.round, "V", "verdict", verdict))
-    counts = ledger.counts()
-    costs = Costs(
-        rounds=state.round,
-        verifier_reads=reads,
-        verifier_read_unit="configurations",
-        verifier_bits=reads * machine.config_bits(),
-        verifier_queries=counts["V"],
-        verifier_steps=v_steps,
-        prover_steps={"A": player_work(prover_a), "B": player_work(prover_b)},
-        prover_queries={"A": counts["A"], "B": counts["B"]},
-        prover_reads={"A": 0, "B": reads - 1},
-        seconds=time.perf_counter() - start,
-    )
-    return Outcome(
-        NAME,
+    return d.outcome(
         machine.name,
         steps,
         claim,
         verdict,
-        "A" if verdict else "B",
         reason,
-        prover_a.spec,
-        prover_b.spec,
-        seed,
-        tuple(messages),
-        costs,
+        rounds=state.round,
+        reads=reads,
+        unit="configurations",
+        bits=reads * machine.config_bits(),
+        verifier_steps=v_steps,
+        b_reads=reads - 1,
     )
 
 

@@ -27,27 +27,22 @@ Example:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from .._errors import ProtocolError
-from .._oracle import Oracle, OracleLedger
+from .._oracle import Oracle
 from .._registry import Player
 from .._transcript import IntArray, TranscriptMachine
 from ._catalog import ProtocolInfo, register_protocol
 from ._common import (
-    Costs,
+    Debate,
     Forfeit,
     GameContext,
-    Message,
     Outcome,
-    player_work,
     safe_call,
-    spawn_rngs,
 )
 
 NAME = "cross-examination"
@@ -149,80 +144,41 @@ class CrossExaminationB(Player):
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
-class Examination:
-    """What one cross-examination of a committed transcript decided and cost V.
-
-    Attributes:
-        verdict: 1 iff V accepts A's claim.
-        reason: why (including forfeits).
-        verifier_bits: bits V read: entries, plus the input symbols the checked step reads.
-        verifier_steps: machine steps V recomputed (0 or 1).
-        reads: transcript entries read by B and by V.
-
-    """
-
-    verdict: int
-    reason: str
-    verifier_bits: int
-    verifier_steps: int
-    reads: dict[str, int]
-
-    def costs(
-        self, ledger: OracleLedger, prover_a: Player, prover_b: Player, start: float
-    ) -> Costs:
-        """The debate's costs, with oracle calls from ``ledger`` and time since ``start``."""
-        counts = ledger.counts()
-        return Costs(
-            rounds=1,
-            verifier_reads=self.reads["V"],
-            verifier_read_unit="entries",
-            verifier_bits=self.verifier_bits,
-            verifier_queries=counts["V"],
-            verifier_steps=self.verifier_steps,
-            prover_steps={"A": player_work(prover_a), "B": player_work(prover_b)},
-            prover_queries={"A": counts["A"], "B": counts["B"]},
-            prover_reads={"A": 0, "B": self.reads["B"]},
-            seconds=time.perf_counter() - start,
-        )
-
-
 def cross_examine(
+    d: Debate,
     machine: TranscriptMachine,
     claim: int,
-    prover_a: Player,
-    prover_b: Player,
     ctx_a: GameContext,
     ctx_b: GameContext,
-    ledger: OracleLedger,
-    rng_v: np.random.Generator,
-    messages: list[Message],
     *,
     timeout: float | None = None,
     input_bits: int = 8,
-) -> Examination:
-    """Steps 1-3 of Figure 4 on ``machine``, appending to ``messages`` (all but the verdict).
+) -> Outcome:
+    """Steps 1-3 of Figure 4 on ``machine`` within debate ``d``; return the closed record.
 
     Protocols that run cross-examination as a phase (the witness protocol) call this with
-    their own ledger, contexts and message list.  ``input_bits`` is what V pays for each
-    input symbol the checked step reads.  Forfeits are caught and decide the verdict.
+    their own :class:`Debate` and contexts.  ``input_bits`` is what V pays for each input
+    symbol the checked step reads.  Forfeits are caught and decide the verdict.
     """
     access: TranscriptAccess | None = None
     v_steps = v_bits = 0
     out = machine.output_position
     try:
         committed = safe_call(
-            "A", "commit", lambda: getattr(prover_a, "commit")(ctx_a), timeout=timeout
+            "A", "commit", lambda: getattr(d.prover_a, "commit")(ctx_a), timeout=timeout
         )
         access = TranscriptAccess(committed, machine, timeout)
         a_out = int(access.read("V", [out])[0])
         v_bits += machine.entry_bits()
-        messages.append(Message(0, "A", "commit", {"output": a_out}))
+        d.say(0, "A", "commit", {"output": a_out})
         if a_out != claim:
             raise Forfeit("A", f"A's transcript ends in {a_out}, not in its claim {claim}")
         read_b = access.reader("B")
         t = safe_call(
-            "B", "challenge", lambda: getattr(prover_b, "challenge")(ctx_b, read_b), timeout=timeout
+            "B",
+            "challenge",
+            lambda: getattr(d.prover_b, "challenge")(ctx_b, read_b),
+            timeout=timeout,
         )
         if (
             isinstance(t, (bool, np.bool_))
@@ -231,7 +187,7 @@ def cross_examine(
         ):
             raise Forfeit("B", f"challenged {t!r}, not a position in [0, {machine.length})")
         t = int(t)
-        messages.append(Message(0, "B", "challenge", t))
+        d.say(0, "B", "challenge", t)
         rel = machine.checked_relevant(t)
         read_pos = [p for p in (*rel, t) if p != out]
         vals = access.read("V", read_pos) if read_pos else np.zeros(0, np.int64)
@@ -239,22 +195,16 @@ def cross_examine(
         v_bits += len(read_pos) * machine.entry_bits()
         v_bits += input_bits * len(machine.input_positions(t))
         inputs = [known[p] for p in rel]
-        expected = machine.step(t, inputs, ledger.view("V"), rng_v)
+        expected = machine.step(t, inputs, d.ledger.view("V"), d.rng["V"])
         v_steps = 1
-        messages.append(
-            Message(
-                0,
-                "V",
-                "check",
-                {
-                    "position": t,
-                    "relevant": list(rel),
-                    "inputs": inputs,
-                    "entry": known[t],
-                    "recomputed": expected,
-                },
-            )
-        )
+        check = {
+            "position": t,
+            "relevant": list(rel),
+            "inputs": inputs,
+            "entry": known[t],
+            "recomputed": expected,
+        }
+        d.say(0, "V", "check", check)
         if expected == known[t]:
             verdict, reason = 1, f"step {t} checks out ({expected})"
         else:
@@ -262,8 +212,20 @@ def cross_examine(
     except Forfeit as f:
         verdict = 0 if f.party == "A" else 1
         reason = f"{f.party} loses: {f.reason}"
-    reads = dict(access.reads) if access is not None else {"B": 0, "V": 0}
-    return Examination(verdict, reason, v_bits, v_steps, reads)
+    reads = access.reads if access is not None else {"B": 0, "V": 0}
+    return d.outcome(
+        machine.name,
+        int(getattr(machine, "steps", machine.length)),
+        claim,
+        verdict,
+        reason,
+        rounds=1,
+        reads=reads["V"],
+        unit="entries",
+        bits=v_bits,
+        verifier_steps=v_steps,
+        b_reads=reads["B"],
+    )
 
 
 def play_cross_examination(
@@ -291,32 +253,11 @@ def play_cross_examination(
     """
     if claim not in (0, 1):
         raise ProtocolError(f"claim must be 0 or 1, got {claim!r}")
-    start = time.perf_counter()
-    ledger = OracleLedger(oracle)
-    rng_a, rng_b, rng_v = spawn_rngs(seed, 3)
+    d = Debate(NAME, prover_a, prover_b, oracle, seed)
     steps = int(getattr(machine, "steps", machine.length))
-    ctx_a = GameContext(machine, steps, claim, ledger.view("A"), rng_a, progress)
-    ctx_b = GameContext(machine, steps, claim, ledger.view("B"), rng_b, progress)
-    messages: list[Message] = []
-    exam = cross_examine(
-        machine, claim, prover_a, prover_b, ctx_a, ctx_b, ledger, rng_v, messages, timeout=timeout
-    )
-    messages.append(Message(0, "V", "verdict", exam.verdict))
-    costs = exam.costs(ledger, prover_a, prover_b, start)
-    return Outcome(
-        NAME,
-        machine.name,
-        steps,
-        claim,
-        exam.verdict,
-        "A" if exam.verdict else "B",
-        exam.reason,
-        prover_a.spec,
-        prover_b.spec,
-        seed,
-        tuple(messages),
-        costs,
-    )
+    ctx_a = d.context("A", machine, steps, claim, progress)
+    ctx_b = d.context("B", machine, steps, claim, progress)
+    return cross_examine(d, machine, claim, ctx_a, ctx_b, timeout=timeout)
 
 
 INFO = register_protocol(

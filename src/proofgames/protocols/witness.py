@@ -34,7 +34,6 @@ Example:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Protocol
@@ -42,19 +41,16 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._errors import ProtocolError
-from .._oracle import Oracle, OracleLedger
+from .._oracle import Oracle
 from .._registry import Player
 from .._transcript import TranscriptMachine
 from ._catalog import ProtocolInfo, register_protocol
 from ._common import (
-    Costs,
+    Debate,
     Forfeit,
     GameContext,
-    Message,
     Outcome,
-    player_work,
     safe_call,
-    spawn_rngs,
 )
 from .cross_examination import CrossExaminationA, CrossExaminationB, cross_examine
 
@@ -152,69 +148,34 @@ def play_witness(
         raise ProtocolError(
             f"the witness protocol proves membership, so the claim must be 1: {why}"
         )
-    start = time.perf_counter()
-    ledger = OracleLedger(oracle)
-    rng_a, rng_b, rng_v = spawn_rngs(seed, 3)
-    ctx_a = GameContext(problem, problem.steps, claim, ledger.view("A"), rng_a, progress)
-    messages: list[Message] = []
-    machine: TranscriptMachine | None = None
+    d = Debate(NAME, prover_a, prover_b, oracle, seed)
+    ctx_a = d.context("A", problem, problem.steps, claim, progress)
     try:
         raw: Any = safe_call("A", "witness", lambda: _witness(prover_a, ctx_a), timeout=timeout)
-        messages.append(Message(0, "A", "witness", render_witness(raw)))
+        d.say(0, "A", "witness", render_witness(raw))
         try:
             w = problem.validate_witness(raw)
         except ValueError as exc:
             raise Forfeit("A", f"malformed witness: {exc}") from None
         machine = problem.machine(w)
     except Forfeit as f:
-        verdict, reason = (0 if f.party == "A" else 1), f"{f.party} loses: {f.reason}"
-    if machine is None:
-        counts = ledger.counts()
-        costs = Costs(
-            rounds=1,
-            verifier_reads=0,
-            verifier_read_unit="entries",
-            verifier_bits=0,
-            verifier_queries=counts["V"],
-            verifier_steps=0,
-            prover_steps={"A": player_work(prover_a), "B": player_work(prover_b)},
-            prover_queries={"A": counts["A"], "B": counts["B"]},
-            prover_reads={"A": 0, "B": 0},
-            seconds=time.perf_counter() - start,
-        )
-    else:
-        ctx_a = replace(ctx_a, machine=machine, steps=machine.length)
-        ctx_b = GameContext(machine, machine.length, claim, ledger.view("B"), rng_b, progress)
-        exam = cross_examine(
-            machine,
+        return d.outcome(
+            problem.name,
+            problem.steps,
             claim,
-            prover_a,
-            prover_b,
-            ctx_a,
-            ctx_b,
-            ledger,
-            rng_v,
-            messages,
-            timeout=timeout,
-            input_bits=1,
+            0 if f.party == "A" else 1,
+            f"{f.party} loses: {f.reason}",
+            rounds=1,
+            reads=0,
+            unit="entries",
+            bits=0,
+            verifier_steps=0,
+            b_reads=0,
         )
-        verdict, reason = exam.verdict, exam.reason
-        costs = exam.costs(ledger, prover_a, prover_b, start)
-    messages.append(Message(0, "V", "verdict", verdict))
-    return Outcome(
-        NAME,
-        problem.name,
-        problem.steps,
-        claim,
-        verdict,
-        "A" if verdict else "B",
-        reason,
-        prover_a.spec,
-        prover_b.spec,
-        seed,
-        tuple(messages),
-        costs,
-    )
+    ctx_a = replace(ctx_a, machine=machine, steps=machine.length)
+    ctx_b = d.context("B", machine, machine.length, claim, progress)
+    out = cross_examine(d, machine, claim, ctx_a, ctx_b, timeout=timeout, input_bits=1)
+    return replace(out, machine=problem.name, steps=problem.steps)
 
 
 def _witness(prover_a: Player, ctx: GameContext) -> object:
