@@ -222,5 +222,5 @@ def test_resolve_sat_errors_name_the_file_or_the_example(tmp_path):
         resolve_sat(f"sat:{bad}")
     with pytest.raises(RegistryError, match="is a tm example, not a SAT example"):
         resolve_sat("bb2")
-    with pytest.raises(RegistryError, match="no example named"):
+    with pytest.raises(RegistryError, match="unknown example"):
         resolve_sat("no-such-formula")

@@ -16,9 +16,42 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ._errors import RegistryError
+
+Item = TypeVar("Item")
+
+
+class NameRegistry(Generic[Item]):
+    """A mapping from names to items that refuses duplicates and explains unknown names.
+
+    Args:
+        what: what the items are, for error messages (e.g. ``"example"``).
+    """
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self._items: dict[str, Item] = {}
+
+    def add(self, name: str, item: Item) -> Item:
+        """Register ``item`` under ``name``."""
+        if name in self._items:
+            raise RegistryError(f"{self.what} {name!r} is already registered")
+        self._items[name] = item
+        return item
+
+    def get(self, name: str) -> Item:
+        """The item registered as ``name``."""
+        try:
+            return self._items[name]
+        except KeyError:
+            known = ", ".join(self._items) or "none"
+            raise RegistryError(f"unknown {self.what} {name!r}; registered: {known}") from None
+
+    def items(self) -> list[tuple[str, Item]]:
+        """``(name, item)`` pairs in registration order."""
+        return list(self._items.items())
 
 
 @dataclass(frozen=True)

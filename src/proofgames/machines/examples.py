@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import RegistryError
+from .._registry import NameRegistry
 
 
 @dataclass(frozen=True)
@@ -35,24 +35,17 @@ class Example:
     facts: tuple[tuple[str, Any], ...] = ()
 
 
-_EXAMPLES: dict[str, Example] = {}
+_EXAMPLES: NameRegistry[Example] = NameRegistry("example")
 
 
 def register_example(example: Example) -> Example:
     """Add an example to the registry."""
-    if example.name in _EXAMPLES:
-        raise RegistryError(f"example {example.name!r} is already registered")
-    _EXAMPLES[example.name] = example
-    return example
+    return _EXAMPLES.add(example.name, example)
 
 
 def get_example(name: str) -> Example:
     """Look an example up by name."""
-    try:
-        return _EXAMPLES[name]
-    except KeyError:
-        known = ", ".join(sorted(_EXAMPLES))
-        raise RegistryError(f"no example named {name!r}; known examples: {known}") from None
+    return _EXAMPLES.get(name)
 
 
 def example_names(kind: str | None = None) -> list[str]:

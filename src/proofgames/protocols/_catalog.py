@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import RegistryError
+from .._registry import NameRegistry
 from ._common import Outcome
 
 
@@ -39,26 +39,19 @@ class ProtocolInfo:
         return {k: v for k, v in self.__dict__.items() if k != "play"}
 
 
-_PROTOCOLS: dict[str, ProtocolInfo] = {}
+_PROTOCOLS: NameRegistry[ProtocolInfo] = NameRegistry("protocol")
 
 
 def register_protocol(info: ProtocolInfo) -> ProtocolInfo:
     """Add a protocol to the registry."""
-    if info.name in _PROTOCOLS:
-        raise RegistryError(f"protocol {info.name!r} is already registered")
-    _PROTOCOLS[info.name] = info
-    return info
+    return _PROTOCOLS.add(info.name, info)
 
 
 def get_protocol(name: str) -> ProtocolInfo:
     """Look a protocol up by name."""
-    try:
-        return _PROTOCOLS[name]
-    except KeyError:
-        known = ", ".join(_PROTOCOLS)
-        raise RegistryError(f"unknown protocol {name!r}; registered: {known}") from None
+    return _PROTOCOLS.get(name)
 
 
 def protocol_names() -> list[str]:
     """Registered protocol names, in registration order."""
-    return list(_PROTOCOLS)
+    return [name for name, _ in _PROTOCOLS.items()]
