@@ -100,3 +100,20 @@ def test_strategy_specs_record_name_and_arguments():
     with pytest.raises(RegistryError, match="bad arguments"):
         make_strategy("bisection", "A", "honest:at=1")
     assert "honest" in strategy_names("cross-examination", "B")
+
+
+def test_batched_oracle_answers_match_single_answers_and_are_counted():
+    m = majority_with_judgements(bytes([1, 0, 1]))
+    ledger = OracleLedger(FunctionOracle(lambda z: z[0], name="identity"))
+    got = m.step_batch(0, np.zeros((5, 0), dtype=np.int64), ledger.view("V"))
+    assert got.tolist() == [1] * 5
+    assert ledger.counts()["V"] == 5
+
+
+def test_stochastic_batch_answers_have_the_oracle_probability():
+    ledger = OracleLedger(BernoulliOracle(lambda z: 0.3 if z == b"a" else 0.9))
+    rng = np.random.default_rng(1)
+    a = ledger.view("B").ask_batch([b"a"] * 20000, rng)
+    b = ledger.view("B").ask_batch([b"b"] * 20000, rng)
+    assert abs(a.mean() - 0.3) < 0.02 and abs(b.mean() - 0.9) < 0.02
+    assert ledger.counts()["B"] == 40000

@@ -19,10 +19,11 @@ Example:
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ._errors import OracleError
 
@@ -47,6 +48,20 @@ class Oracle(abc.ABC):
         if rng is None:
             raise OracleError(f"stochastic oracle {self.name!r} needs a random generator")
         return int(rng.random() < p)
+
+    def answer_batch(
+        self, queries: Sequence[bytes], rng: np.random.Generator | None
+    ) -> NDArray[np.int64]:
+        """Answer many queries at once (one vectorized draw for a stochastic oracle)."""
+        p = np.array([self.probability(q) for q in queries], dtype=np.float64)
+        if self.deterministic:
+            return np.array(
+                [_as_bit(v, self.name, q) for v, q in zip(p, queries, strict=True)],
+                dtype=np.int64,
+            )
+        if rng is None:
+            raise OracleError(f"stochastic oracle {self.name!r} needs a random generator")
+        return (rng.random(len(queries)) < p).astype(np.int64)
 
 
 def _as_bit(value: object, name: str, query: bytes) -> int:
@@ -169,6 +184,16 @@ class OracleView:
             raise OracleError("this machine made an oracle query but no oracle was supplied")
         self.ledger._counts[self.party] += 1
         return oracle.answer(bytes(query), rng)
+
+    def ask_batch(
+        self, queries: Sequence[bytes], rng: np.random.Generator | None = None
+    ) -> NDArray[np.int64]:
+        """Ask many queries at once; each counts against this party."""
+        oracle = self.ledger.oracle
+        if oracle is None:
+            raise OracleError("this machine made an oracle query but no oracle was supplied")
+        self.ledger._counts[self.party] += len(queries)
+        return oracle.answer_batch([bytes(q) for q in queries], rng)
 
     @property
     def queries(self) -> int:

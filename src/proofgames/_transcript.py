@@ -217,7 +217,7 @@ class ExplicitTranscriptMachine(TranscriptMachine):
         if oracle is None:
             raise OracleError(f"{self.name}: step {t} is an oracle query but no oracle was given")
         assert s.query is not None
-        return np.array([oracle.ask(s.query(row), rng) for row in full], dtype=np.int64)
+        return oracle.ask_batch([s.query(row) for row in full], rng)
 
 
 class TranscriptBuilder:
