@@ -83,6 +83,8 @@ def instances(protocol: str) -> list[Instance]:
                 truth = int(m.run(ledger.view("V"))[-1])
                 play_fn = partial(pl, machine=m, oracle=s.oracle())
             out.append(Instance(name, truth, (0, 1), play_fn))
+    elif info.instance == "stochastic":
+        pytest.skip("stochastic debate is checked statistically in test_stochastic_protocol.py")
     elif info.instance == "witness":
         for name in example_names("sat"):
             problem = get_example(name).build()
@@ -119,7 +121,7 @@ def test_honest_b_wins_false_claims_against_every_a(protocol):
 def test_every_protocol_declares_its_theorem_and_has_honest_strategies(protocol):
     info = get_protocol(protocol)
     assert info.figure.startswith("Figure") and info.theorem.startswith("Theorem")
-    assert (info.completeness, info.soundness) == (1.0, 0.0)
+    assert 0.5 < info.completeness <= 1.0 and 0.0 <= info.soundness < 0.5
     for role in ("A", "B"):
         names = strategy_names(protocol, role)
         assert len(names) >= 3

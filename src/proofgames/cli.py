@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ._cli_stochastic import register as register_stochastic
+from ._cli_stochastic import run_stochastic_debate
 from ._errors import ProofgamesError
 from ._oracle import Oracle, OracleLedger
 from ._transcript import TranscriptMachine
@@ -38,6 +40,7 @@ err_console = Console(stderr=True)
 
 PROTOCOLS = tuple(protocol_names())
 DEFAULT_LIAR = {"cross-examination": "flip-step", "bisection": "flip-step", "witness": "flip-step"}
+DEFAULT_MACHINE = {"witness": "sat-planted-40", "stochastic": "majority:n=5,p=0.8"}
 DEFAULT_DISPUTER = {"cross-examination": "random", "bisection": "random", "witness": "random"}
 
 
@@ -165,15 +168,18 @@ def outcome_table(out: Outcome, truth: int | None) -> Table:
 
 @app.command()
 def debate(
-    protocol: Annotated[str, typer.Argument(help="cross-examination | bisection | witness")],
+    protocol: Annotated[
+        str, typer.Argument(help="cross-examination | bisection | witness | stochastic")
+    ],
     machine: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--machine",
             "-m",
-            help="tm:<text>, an example name, or for witness a SAT example / sat:<file.cnf>",
+            help="tm:<text> or an example name (default bb5); witness: a SAT example or "
+            "sat:<file.cnf>; stochastic: a stochastic machine spec",
         ),
-    ] = "bb5",
+    ] = None,
     steps: Annotated[
         int | None, typer.Option("--steps", "-T", help="T (default: the example's)")
     ] = None,
@@ -181,6 +187,9 @@ def debate(
     prover_a: Annotated[str | None, typer.Option("--prover-a", help="strategy[:k=v,...]")] = None,
     prover_b: Annotated[str | None, typer.Option("--prover-b", help="strategy[:k=v,...]")] = None,
     seed: Annotated[int, typer.Option(help="root seed of every random choice")] = 0,
+    params: Annotated[
+        str, typer.Option(help="stochastic only: paper | lean | FILE.json")
+    ] = "paper",
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """Run one debate and report who won and what the verifier paid."""
@@ -190,6 +199,19 @@ def debate(
         _fail(f"--claim must be 0 or 1, got {claim}")
     if steps is not None and steps <= 0:
         _fail(f"--steps must be a positive number of steps, got {steps}")
+    if machine is None:
+        machine = DEFAULT_MACHINE.get(protocol, "bb5")
+    if protocol == "stochastic":
+        try:
+            out, pset, p1 = run_stochastic_debate(machine, params, claim, prover_a, prover_b, seed)
+        except ProofgamesError as exc:
+            _fail(str(exc))
+            return
+        if as_json:
+            print(json.dumps(out.to_dict() | {"p_accept": p1, "params": pset.to_dict()}))
+        else:
+            console.print(outcome_table(out, None))
+        return
     try:
         with _progress(not as_json, "simulating") as progress:
             out, truth = run_debate(
@@ -351,6 +373,9 @@ def demo(
             "then checked a single step.\nCross-examination: V read at most 5 tableau entries "
             "and recomputed a single step."
         )
+
+
+register_stochastic(app, console, _fail)
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -4,6 +4,7 @@ from ._catalog import ProtocolInfo, get_protocol, protocol_names, register_proto
 from ._common import Costs, Forfeit, GameContext, Message, Outcome
 from .bisection import BisectionState, play_bisection, recurse
 from .cross_examination import play_cross_examination
+from .stochastic import play_stochastic, play_stochastic_batch
 from .witness import WitnessProblem, play_witness
 
 __all__ = [
@@ -18,6 +19,8 @@ __all__ = [
     "get_protocol",
     "play_bisection",
     "play_cross_examination",
+    "play_stochastic",
+    "play_stochastic_batch",
     "play_witness",
     "protocol_names",
     "recurse",

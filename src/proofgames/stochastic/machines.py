@@ -1,0 +1,378 @@
+"""Named stochastic machines with parameters, each with its exact P[M=1] and its K.
+
+A spec is ``name`` or ``name:key=value,...`` (the syntax of strategy specs), e.g.
+``majority:n=5,p=0.6``.  Every machine is a :class:`StochasticMachine` whose steps read at
+most two earlier entries (the audit's query step reads its ``log2 n`` coins), with
+``p_accept`` the exact ``P[M = 1]`` (closed form) and ``lipschitz`` its Lipschitz constant:
+exact where ``lipschitz_exact`` is true, else a sound upper bound
+(:mod:`proofgames.stochastic.lipschitz`).
+
+Counting layout: "at least ``k`` of ``n`` votes" keeps the bits ``g[j] = [count >= j]``
+and updates them after vote ``v`` as ``h = g[j-1] AND v``, ``g'[j] = g[j] OR h`` -- two
+steps of two entries each -- keeping only the ``j`` that can still decide the result.
+
+Example:
+    >>> from proofgames.stochastic.machines import make_stochastic_machine
+    >>> m = make_stochastic_machine("majority:n=3,p=0.5")
+    >>> m.name, m.length, m.p_accept, round(m.lipschitz, 6), m.lipschitz_exact
+    ('majority:n=3,p=0.5', 7, 0.5, 1.5, True)
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+from scipy import stats
+
+from .._errors import MachineFormatError, RegistryError
+from .._registry import NameRegistry, parse_strategy
+from .._transcript import IntArray, gates
+from .lipschitz import (
+    exact_lipschitz,
+    lipschitz_bounds,
+    secant_from_derivative,
+    univariate_lipschitz,
+)
+from .machine import FloatArray, StochasticBuilder, StochasticMachine
+
+__all__ = [
+    "make_stochastic_machine",
+    "register_stochastic_machine",
+    "stochastic_machine_description",
+    "stochastic_machine_names",
+]
+
+Factory = TypeVar("Factory", bound=Callable[..., StochasticMachine])
+
+
+@dataclass(frozen=True)
+class _Entry:
+    factory: Callable[..., StochasticMachine]
+    description: str
+
+
+_MACHINES: NameRegistry[_Entry] = NameRegistry("stochastic machine")
+
+
+def register_stochastic_machine(name: str) -> Callable[[Factory], Factory]:
+    """Register a factory (keyword parameters with defaults) under ``name``."""
+
+    def decorate(factory: Factory) -> Factory:
+        doc = (inspect.getdoc(factory) or "").split("\n")[0]
+        _MACHINES.add(name, _Entry(factory, doc))
+        return factory
+
+    return decorate
+
+
+def stochastic_machine_names() -> list[str]:
+    """Registered machine names, in registration order."""
+    return [name for name, _ in _MACHINES.items()]
+
+
+def stochastic_machine_description(name: str) -> str:
+    """First line of the factory's docstring."""
+    return _MACHINES.get(name).description
+
+
+def make_stochastic_machine(spec: str) -> StochasticMachine:
+    """Build a registered machine from ``"name"`` or ``"name:key=value,..."``.
+
+    The machine's ``name`` is the canonical spec, with every default filled in.
+
+    Raises:
+        RegistryError: unknown machine, unknown parameter, or malformed spec.
+        MachineFormatError: a parameter value out of range (e.g. ``p`` outside ``[0, 1]``).
+    """
+    try:
+        name, kwargs = parse_strategy(spec)
+    except RegistryError:
+        raise RegistryError(
+            f"bad machine spec {spec!r}: parameters are key=value pairs after ':', "
+            "e.g. 'majority:n=5,p=0.6'"
+        ) from None
+    entry = _MACHINES.get(name)
+    signature = inspect.signature(entry.factory)
+    try:
+        bound = signature.bind(**kwargs)
+    except TypeError:
+        unknown = sorted(set(kwargs) - set(signature.parameters))
+        raise RegistryError(
+            f"stochastic machine {name!r} has no parameter {', '.join(unknown)} (in {spec!r}); "
+            f"its parameters: {', '.join(signature.parameters)}"
+        ) from None
+    bound.apply_defaults()
+    try:
+        machine = entry.factory(**bound.arguments)
+    except MachineFormatError as exc:
+        raise MachineFormatError(f"{spec!r}: {exc}") from None
+    args = ",".join(f"{k}={v}" for k, v in bound.arguments.items() if v is not None)
+    machine.name = f"{name}:{args}" if args else name
+    return machine
+
+
+# --------------------------------------------------------------------- helpers
+def _probability(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise MachineFormatError(f"{key} = {value!r} is not a number")
+    if not 0.0 <= value <= 1.0:
+        raise MachineFormatError(f"{key} = {value} is a probability and must lie in [0, 1]")
+    return float(value)
+
+
+def _integer(key: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MachineFormatError(f"{key} = {value!r} must be an integer")
+    if value < minimum:
+        raise MachineFormatError(f"{key} = {value} must be at least {minimum}")
+    return value
+
+
+def _const(c: int) -> Callable[[IntArray], IntArray]:
+    def fn(v: IntArray) -> IntArray:
+        return np.full(v.shape[0], c, dtype=np.int64)
+
+    return fn
+
+
+def _spread(p: float, spread: Any, n: int, rng: np.random.Generator) -> FloatArray:
+    """Per-item probabilities ``clip(p + spread * U[-1, 1])``."""
+    if isinstance(spread, bool) or not isinstance(spread, (int, float)) or spread < 0:
+        raise MachineFormatError(f"spread = {spread!r} must be a number >= 0")
+    return np.asarray(np.clip(p + spread * rng.uniform(-1.0, 1.0, n), 0.0, 1.0))
+
+
+class _Counter:
+    """The bits ``[count >= j]`` of ``n`` votes fed one at a time (module docstring)."""
+
+    def __init__(self, b: StochasticBuilder, n: int, k: int) -> None:
+        self.b, self.n, self.k, self.i = b, n, k, 0
+        self.bits: dict[int, int] = {}
+
+    def feed(self, vote: int) -> None:
+        """Count one more vote (the position of a 0/1 entry)."""
+        self.i += 1
+        if not 1 <= self.k <= self.n:
+            return
+        b, i, bits = self.b, self.i, self.bits
+        new: dict[int, int] = {}
+        for j in range(max(1, self.k - (self.n - i)), min(i, self.k) + 1):
+            h = vote if j == 1 else b.gate(gates.AND, [bits[j - 1], vote], f"count{i}>={j}?")
+            new[j] = h if j not in bits else b.gate(gates.OR, [bits[j], h], f"count{i}>={j}")
+        self.bits = new
+
+    def result(self) -> int:
+        """Position of ``[count >= k]`` (a constant step when ``k`` is out of range)."""
+        if 1 <= self.k <= self.n:
+            return self.bits[self.k]
+        return self.b.gate(_const(int(self.k <= 0)), (), f"count>={self.k}")
+
+
+def _finish(b: StochasticBuilder, out: int) -> None:
+    """Make ``out`` the last entry (the machine's output)."""
+    if out != len(b) - 1:
+        b.gate(gates.COPY, [out], "output")
+
+
+def _tail(n: int, k: int, p: float) -> float:
+    """``P[Binomial(n, p) >= k]``."""
+    return float(stats.binom.sf(k - 1, n, p))
+
+
+def _majority_k(n: int, k: int, p: float) -> tuple[float, float]:
+    """Exact K (and the maximising q) of ``q -> P[Binomial(n, q) >= k]`` at ``p``."""
+    if not 1 <= k <= n:
+        return 0.0, p
+
+    def deriv(q: FloatArray) -> FloatArray:
+        return np.asarray(n * stats.binom.pmf(k - 1, n - 1, q), dtype=np.float64)
+
+    return univariate_lipschitz(secant_from_derivative(deriv, p, n - 1), n - 1)
+
+
+# -------------------------------------------------------------------- machines
+@register_stochastic_machine("single-query")
+def single_query(p: float = 0.7) -> StochasticMachine:
+    """One oracle query answered 1 with probability p: T = 1, P[M=1] = p, K = 1."""
+    p = _probability("p", p)
+    b = StochasticBuilder([p], [b"question"])
+    b.query(0, label="ask")
+    return b.build("single-query", lipschitz=1.0, p_accept=p, lipschitz_exact=True)
+
+
+@register_stochastic_machine("majority")
+def majority(n: int = 5, p: float = 0.6) -> StochasticMachine:
+    """Majority of n independent answers to one question: K ~ sqrt(2n/pi) at p = 1/2."""
+    n, p = _integer("n", n, 1), _probability("p", p)
+    b = StochasticBuilder([p], [b"question"])
+    k = n // 2 + 1
+    counter = _Counter(b, n, k)
+    for i in range(n):
+        counter.feed(b.query(0, label=f"vote {i}"))
+    _finish(b, counter.result())
+    lip = _majority_k(n, k, p)[0]
+    return b.build("majority", lip, _tail(n, k, p), lipschitz_exact=True)
+
+
+@register_stochastic_machine("parity")
+def parity(n: int = 5, p: float = 0.1) -> StochasticMachine:
+    """Parity of n answers to one question: K = 1 at p = 1/2 but K -> n as p -> 0 or 1."""
+    n, p = _integer("n", n, 1), _probability("p", p)
+    b = StochasticBuilder([p], [b"question"])
+    acc = b.query(0, label="answer 0")
+    for i in range(1, n):
+        acc = b.gate(gates.XOR, [acc, b.query(0, label=f"answer {i}")], f"parity {i}")
+
+    def deriv(q: FloatArray) -> FloatArray:
+        return np.asarray(n * (1.0 - 2.0 * q) ** (n - 1), dtype=np.float64)
+
+    lip = univariate_lipschitz(secant_from_derivative(deriv, p, n - 1), n - 1)[0]
+    return b.build("parity", lip, (1.0 - (1.0 - 2.0 * p) ** n) / 2.0, lipschitz_exact=True)
+
+
+@register_stochastic_machine("all-pass")
+def all_pass(n: int = 8, p: float | None = None) -> StochasticMachine:
+    """Accept iff all n checks pass (p each; default p = 2^(-1/n), so P[M=1] = 1/2): K ~ 0.72n.
+
+    ``P[M=1] = p^n`` is convex increasing, so its steepest secant from p runs to q = 1:
+    K = 1 + p + ... + p^(n-1), which is n / (2 ln 2) + O(1) at the default p.
+    """
+    n = _integer("n", n, 1)
+    p = 2.0 ** (-1.0 / n) if p is None else _probability("p", p)
+    b = StochasticBuilder([p], [b"check passes?"])
+    acc = b.query(0, label="check 0")
+    for i in range(1, n):
+        acc = b.gate(gates.AND, [acc, b.query(0, label=f"check {i}")], f"all pass {i}")
+    lip = float(sum(p**j for j in range(n)))
+    return b.build("all-pass", lip, p**n, lipschitz_exact=True)
+
+
+@register_stochastic_machine("screening")
+def screening(
+    n: int = 6,
+    k: int = 1,
+    p: float = 0.7,
+    spread: float = 0.2,
+    seed: int = 0,
+    effects: str | None = None,
+) -> StochasticMachine:
+    """Meta-analysis: judge each of n studies sound (own query), accept iff included +/- >= k.
+
+    Study ``i`` is included with probability ``p_i = clip(p + spread * U[-1, 1])`` and reports
+    a positive (``+``) or negative (``-``) effect: ``effects``, or drawn from ``seed`` (each
+    ``+`` with probability 3/4).  The conclusion "the effect is real" is accepted iff
+    (included positive) - (included negative) >= k, counted as "at least k + #negatives of
+    the votes" where a negative study votes for the effect by being excluded.  K is exact
+    for n <= 10 (vertex algorithm), else the influence upper bound.
+    """
+    n, seed = _integer("n", n, 1), _integer("seed", seed, 0)
+    p = _probability("p", p)
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise MachineFormatError(f"k = {k!r} must be an integer")
+    rng = np.random.default_rng(seed)
+    probs = _spread(p, spread, n, rng)
+    drawn = "".join("+" if x else "-" for x in rng.random(n) < 0.75)
+    effects = drawn if effects is None else str(effects)
+    if len(effects) != n or set(effects) - {"+", "-"}:
+        raise MachineFormatError(f"effects = {effects!r} must be n = {n} characters + or -")
+    b = StochasticBuilder(list(probs), [f"is study {i} sound?".encode() for i in range(n)])
+    threshold = k + effects.count("-")
+    counter = _Counter(b, n, threshold)
+    for i, e in enumerate(effects):
+        judged = b.query(i, label=f"judge study {i}")
+        counter.feed(judged if e == "+" else b.gate(gates.NOT, [judged], f"study {i} against"))
+    _finish(b, counter.result())
+    votes = np.where(np.array(list(effects)) == "+", probs, 1.0 - probs)
+    dist = np.array([1.0])
+    for v in votes:
+        dist = np.convolve(dist, [1.0 - v, v])
+    p1 = float(dist[max(0, threshold) :].sum())
+    m = b.build("screening", None, p1)
+    if n <= 10:
+        m.lipschitz, m.lipschitz_exact = exact_lipschitz(m), True
+    else:
+        m.lipschitz = lipschitz_bounds(m, exact=False).upper
+    return m
+
+
+@register_stochastic_machine("long-computation")
+def long_computation(
+    t: int = 1000, p: float = 0.7, votes: int = 1, seed: int = 0
+) -> StochasticMachine:
+    """T = t steps of deterministic work and a few votes: K = K(majority of votes) for any T.
+
+    A checksum chain ``x_j = x_{j-1} XOR c_j`` (constants ``c`` from ``seed``) runs through
+    the whole transcript; ``votes`` answers to one question are asked at evenly spaced
+    points and counted as they come.  The output is "checksum correct AND majority of the
+    votes"; the checksum always is, so P[M=1] = P[Binomial(votes, p) > votes/2].
+    """
+    t, votes, seed = _integer("t", t, 1), _integer("votes", votes, 1), _integer("seed", seed, 0)
+    p = _probability("p", p)
+    k = votes // 2 + 1
+    dry = StochasticBuilder([p])
+    dry_counter = _Counter(dry, votes, k)
+    for _ in range(votes):
+        dry_counter.feed(dry.query(0))
+    chain = t - len(dry) - 2
+    if chain < 1:
+        raise MachineFormatError(f"t = {t} is too short: {votes} votes need t >= {len(dry) + 3}")
+    c = np.random.default_rng(seed).integers(0, 2, chain)
+    b = StochasticBuilder([p], [b"question"])
+    counter = _Counter(b, votes, k)
+    when = {(i + 1) * chain // (votes + 1): i for i in range(votes)}
+    x = b.gate(_const(int(c[0])), (), "checksum 0")
+    for j in range(1, chain):
+        x = b.gate(gates.NOT if c[j] else gates.COPY, [x], f"checksum {j}")
+        if j in when:
+            counter.feed(b.query(0, label=f"vote {when[j]}"))
+    for i in range(votes - counter.i):  # votes whose slot fell outside a short chain
+        counter.feed(b.query(0, label=f"late vote {i}"))
+    expected = int(c.sum() % 2)
+    ok = b.gate(gates.COPY if expected else gates.NOT, [x], "checksum correct")
+    b.gate(gates.AND, [ok, counter.result()], "output")
+    lip = _majority_k(votes, k, p)[0]
+    return b.build("long-computation", lip, _tail(votes, k, p), lipschitz_exact=True)
+
+
+@register_stochastic_machine("audit")
+def audit(
+    n: int = 8, r: int = 3, p: float = 0.7, spread: float = 0.2, seed: int = 0
+) -> StochasticMachine:
+    """Internal coins pick r of n items (with replacement) to judge; accept iff most pass.
+
+    ``log2 n`` fair internal coins name each audited item; item ``i`` passes with probability
+    ``p_i = clip(p + spread * U[-1, 1])``.  Each judgement passes with probability the mean
+    ``pbar``, so P[M=1] = P[Binomial(r, pbar) > r/2], and K is that majority's K at ``pbar``
+    (exact when shifting every ``p_i`` by the maximising amount stays in [0, 1]; otherwise
+    an upper bound, since no oracle within distance eps moves the mean by more than eps).
+    """
+    n, r, seed = _integer("n", n, 1), _integer("r", r, 1), _integer("seed", seed, 0)
+    if n & (n - 1):
+        raise MachineFormatError(f"n = {n} must be a power of two (items named by fair coins)")
+    p = _probability("p", p)
+    probs = _spread(p, spread, n, np.random.default_rng(seed))
+    b = StochasticBuilder(list(probs), [f"does item {i} pass?".encode() for i in range(n)])
+    fair = b.add_query(0.5, b"fair coin", internal=True)
+    width = n.bit_length() - 1
+    weights = 1 << np.arange(width, dtype=np.int64)
+
+    def item(v: IntArray) -> IntArray:
+        return np.asarray(v @ weights, dtype=np.int64)
+
+    k = r // 2 + 1
+    counter = _Counter(b, r, k)
+    for a in range(r):
+        coins = [b.query(fair, label=f"audit {a} coin {j}") for j in range(width)]
+        counter.feed(b.query(item, coins, f"judge audited item {a}"))
+    _finish(b, counter.result())
+    pbar = float(probs.mean())
+    lip, best = _majority_k(r, k, pbar)
+    shifted = probs + (best - pbar)
+    exact = bool(((shifted >= 0) & (shifted <= 1)).all()) and (
+        best != pbar or bool(((probs > 0) & (probs < 1)).all())
+    )
+    return b.build("audit", lip, _tail(r, k, pbar), lipschitz_exact=exact)

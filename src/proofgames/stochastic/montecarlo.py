@@ -1,0 +1,290 @@
+"""Monte Carlo estimation of acceptance probabilities, with exact confidence intervals.
+
+Debates run in lockstep chunks (:func:`~proofgames.protocols.stochastic.play_stochastic_batch`);
+each chunk has its own seed from ``SeedSequence(seed).spawn``, so the result depends on the
+seed and the number of debates only -- not on how many worker processes share the chunks.
+
+Example:
+    >>> from proofgames.stochastic import StochasticBuilder, lean_params
+    >>> from proofgames.stochastic.montecarlo import estimate_acceptance
+    >>> b = StochasticBuilder([0.8]); _ = b.query(0)
+    >>> m = b.build("single-query:p=0.8", lipschitz=1.0, p_accept=0.8)
+    >>> est = estimate_acceptance(m, lean_params(1.0, 1), 1, "honest", "honest", debates=4000)
+    >>> est.ci_low < 0.8 < est.ci_high
+    True
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from .._errors import ProtocolError
+from .machine import StochasticMachine
+from .params import StochasticParams, resolve_params
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion."""
+    if n <= 0:
+        raise ProtocolError("an interval needs at least one trial")
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    phat = successes / n
+    denom = 1 + z * z / n
+    centre = (phat + z * z / (2 * n)) / denom
+    half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def clopper_pearson_interval(
+    successes: int, n: int, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Exact (Clopper--Pearson) interval for a binomial proportion."""
+    if n <= 0:
+        raise ProtocolError("an interval needs at least one trial")
+    alpha = 1 - confidence
+    lo = 0.0 if successes == 0 else float(stats.beta.ppf(alpha / 2, successes, n - successes + 1))
+    hi = (
+        1.0
+        if successes == n
+        else float(stats.beta.ppf(1 - alpha / 2, successes + 1, n - successes))
+    )
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The estimated probability that V accepts A's claim, with its costs.
+
+    Attributes:
+        machine: machine name (its spec).
+        claim: the output A asserts.
+        prover_a, prover_b: the strategies (with arguments).
+        params: the constants used.
+        debates: number of debates.
+        accepted: debates V accepted.
+        acceptance: accepted / debates.
+        ci_low, ci_high: the 95% interval (``interval`` names the method).
+        interval: ``"clopper-pearson"`` or ``"wilson"``.
+        queries: per party, mean and max oracle samples per debate.
+        abort_rate: fraction of debates B aborted.
+        p_accept: the machine's exact P[M = 1], if known.
+        proven: the theorem's bound on acceptance for this claim (lower bound if the claim
+            is true, upper bound if false), if P[M = 1] is known.
+        seed: the root seed.
+        seconds: wall time.
+    """
+
+    machine: str
+    claim: int
+    prover_a: str
+    prover_b: str
+    params: dict[str, Any]
+    debates: int
+    accepted: int
+    acceptance: float
+    ci_low: float
+    ci_high: float
+    interval: str
+    queries: dict[str, dict[str, float]]
+    abort_rate: float
+    p_accept: float | None
+    proven: float | None
+    seed: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return asdict(self)
+
+
+def _chunk(args: tuple[Any, ...]) -> tuple[int, np.ndarray, dict[str, np.ndarray]]:
+    """Run one chunk (also in a worker process: the machine is rebuilt from its spec)."""
+    from ..protocols.stochastic import play_stochastic_batch
+    from ..strategies import make_strategy
+
+    machine, params, claim, a, b, n, seed = args
+    if isinstance(machine, str):
+        from .machines import make_stochastic_machine
+
+        machine = make_stochastic_machine(machine)
+    res = play_stochastic_batch(
+        machine,
+        params,
+        claim,
+        make_strategy("stochastic", "A", a),
+        make_strategy("stochastic", "B", b),
+        debates=n,
+        seed=seed,
+    )
+    return int(res.verdicts.sum()), res.abort_rounds, res.samples
+
+
+def estimate_acceptance(
+    machine: StochasticMachine | str,
+    params: StochasticParams | str,
+    claim: int,
+    prover_a: str,
+    prover_b: str,
+    *,
+    debates: int = 10_000,
+    seed: int = 0,
+    workers: int = 1,
+    chunk: int | None = None,
+    interval: str = "clopper-pearson",
+    progress: Callable[[int], None] | None = None,
+) -> Estimate:
+    """Estimate P[V accepts A's claim] over ``debates`` independent debates.
+
+    Args:
+        machine: a machine, or its registered spec (needed when ``workers > 1``).
+        params: parameters, or ``"paper"``/``"lean"``/a JSON file (derived for the machine).
+        claim: the output A asserts.
+        prover_a, prover_b: registered stochastic strategy specs (``"shift:delta=0.1"``).
+        debates: number of debates.
+        seed: root seed.
+        workers: processes to spread the chunks over.
+        chunk: debates per lockstep chunk (default: sized to the machine's length).
+        interval: ``"clopper-pearson"`` (exact) or ``"wilson"``.
+        progress: called with the number of debates finished after each chunk.
+    """
+    if debates <= 0:
+        raise ProtocolError(f"debates must be positive, got {debates}")
+    if interval not in ("clopper-pearson", "wilson"):
+        raise ProtocolError(f"interval must be 'clopper-pearson' or 'wilson', got {interval!r}")
+    start = time.perf_counter()
+    built = machine
+    if isinstance(machine, str):
+        from .machines import make_stochastic_machine
+
+        built = make_stochastic_machine(machine)
+    assert isinstance(built, StochasticMachine)
+    if isinstance(params, str):
+        if built.lipschitz is None:
+            raise ProtocolError(
+                f"{built.name} has no known Lipschitz constant; give parameters explicitly"
+            )
+        params = resolve_params(params, built.lipschitz, built.length)
+    if workers > 1 and not isinstance(machine, str):
+        raise ProtocolError("workers > 1 need the machine as a registered spec string")
+    size = chunk or max(1, min(debates, (1 << 22) // max(1, built.length)))
+    counts = [size] * (debates // size) + ([debates % size] if debates % size else [])
+    seeds = np.random.SeedSequence(seed).spawn(len(counts))
+    jobs = [
+        (
+            machine if workers > 1 else built,
+            params,
+            claim,
+            prover_a,
+            prover_b,
+            n,
+            int(s.generate_state(1)[0]),
+        )
+        for n, s in zip(counts, seeds, strict=True)
+    ]
+    accepted = 0
+    aborts: list[np.ndarray] = []
+    samples: dict[str, list[np.ndarray]] = {p: [] for p in ("A", "B", "V")}
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = pool.map(_chunk, jobs)
+            for (k, ab, sm), n in zip(results, counts, strict=True):
+                accepted += k
+                aborts.append(ab)
+                for p in samples:
+                    samples[p].append(sm[p])
+                if progress is not None:
+                    progress(n)
+    else:
+        for job in jobs:
+            k, ab, sm = _chunk(job)
+            accepted += k
+            aborts.append(ab)
+            for p in samples:
+                samples[p].append(sm[p])
+            if progress is not None:
+                progress(job[5])
+    lo, hi = (clopper_pearson_interval if interval == "clopper-pearson" else wilson_interval)(
+        accepted, debates
+    )
+    all_samples = {p: np.concatenate(v) for p, v in samples.items()}
+    p1 = built.p_accept
+    proven = None
+    if p1 is not None:
+        p_claim = p1 if claim == 1 else 1 - p1
+        proven = (
+            params.proven_completeness(p_claim)
+            if p_claim >= 2 / 3
+            else params.proven_soundness(p_claim)
+            if p_claim <= 1 / 3
+            else None
+        )
+    return Estimate(
+        machine=built.name,
+        claim=claim,
+        prover_a=prover_a,
+        prover_b=prover_b,
+        params=params.to_dict(),
+        debates=debates,
+        accepted=accepted,
+        acceptance=accepted / debates,
+        ci_low=lo,
+        ci_high=hi,
+        interval=interval,
+        queries={
+            p: {"mean": float(v.mean()), "max": float(v.max())} for p, v in all_samples.items()
+        },
+        abort_rate=float((np.concatenate(aborts) >= 0).mean()),
+        p_accept=p1,
+        proven=proven,
+        seed=seed,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def sweep(
+    machines: Sequence[str],
+    params: Sequence[str],
+    pairs: Sequence[tuple[str, str]],
+    claims: Sequence[int] = (1,),
+    **kwargs: Any,
+) -> list[Estimate]:
+    """Every combination of machine spec x parameter set x (A, B) pair x claim."""
+    return [
+        estimate_acceptance(m, p, c, a, b, **kwargs)
+        for m in machines
+        for p in params
+        for a, b in pairs
+        for c in claims
+    ]
+
+
+def write_results(estimates: Sequence[Estimate], stem: Path) -> tuple[Path, Path]:
+    """Write ``stem.csv`` (one row per estimate, flattened) and ``stem.json``."""
+    rows = []
+    for e in estimates:
+        d = e.to_dict()
+        flat = {k: v for k, v in d.items() if k not in ("params", "queries")}
+        flat.update({f"params_{k}": v for k, v in d["params"].items() if k != "lean"})
+        flat.update({f"queries_{p}_{s}": v for p, q in d["queries"].items() for s, v in q.items()})
+        rows.append(flat)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    csv_path, json_path = stem.with_suffix(".csv"), stem.with_suffix(".json")
+    with csv_path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else [])
+        writer.writeheader()
+        writer.writerows(rows)
+    json_path.write_text(json.dumps([e.to_dict() for e in estimates], indent=1))
+    return csv_path, json_path

@@ -1,0 +1,215 @@
+"""Strategies for the stochastic-oracle protocol (Figure 1), vectorized over debates.
+
+Prover A: ``honest`` (announces the mean of its samples), ``shift:delta=D`` (honest plus D,
+clipped), ``evade:margin=M`` (shifts toward its claim by M times B's abort threshold: just
+under what honest B notices), ``lie-at:step=S,delta=D`` (lies at one step only; default the
+last query step), ``biased-coin:z=Z`` (honest announcements, a constant coin share) and
+``blatant`` (announces the claimed bit with certainty).  Prover B: ``honest`` (aborts iff its
+own estimate is at least the threshold away), ``always-abort``, ``never-abort``,
+``random-abort:p=P`` and ``abort-against`` (aborts when the coin went A's way).  On tiny
+machines both sides also have ``optimal``: the dynamic-programming best response to the
+honest opponent (:mod:`proofgames.stochastic.optimal`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._registry import register_strategy
+from .._transcript import IntArray
+from ..protocols.stochastic import BoolArray, Round, StochasticA, StochasticB
+from ..stochastic.machine import FloatArray
+from ..stochastic.optimal import (
+    OptimalPolicy,
+    history_index,
+    optimal_disputer,
+    optimal_liar,
+    verdict_probabilities,
+)
+
+P = "stochastic"
+
+
+class _Honest(StochasticA):
+    def announce(self, r: Round, rng: np.random.Generator) -> FloatArray:
+        return r.estimate("A", r.params.a_samples)
+
+
+class _Shift(_Honest):
+    def __init__(self, delta: float, step: int | None = None, only_one: bool = False) -> None:
+        self.delta, self.step, self.only_one = delta, step, only_one
+
+    def _lie_here(self, r: Round) -> bool:
+        if not self.only_one:
+            return True
+        if self.step is not None:
+            return r.t == self.step
+        last = max((t for t in range(r.machine.length) if r.machine.is_query(t)), default=-1)
+        return r.t == last
+
+    def announce(self, r: Round, rng: np.random.Generator) -> FloatArray:
+        honest = super().announce(r, rng)
+        if not self._lie_here(r):
+            return honest
+        return np.clip(honest + self.delta, 0.0, 1.0)
+
+
+class _Evade(_Honest):
+    def __init__(self, margin: float) -> None:
+        self.margin = margin
+
+    def announce(self, r: Round, rng: np.random.Generator) -> FloatArray:
+        sign = 1.0 if r.claim == 1 else -1.0
+        shift = sign * self.margin * r.params.b_threshold
+        return np.clip(super().announce(r, rng) + shift, 0.0, 1.0)
+
+
+class _BiasedCoinA(_Honest):
+    def __init__(self, z: float) -> None:
+        self.z = z
+
+    def coin(self, r: Round, rng: np.random.Generator) -> FloatArray:
+        return np.full(r.n, self.z)
+
+
+class _Blatant(StochasticA):
+    def announce(self, r: Round, rng: np.random.Generator) -> FloatArray:
+        return np.full(r.n, float(r.claim))
+
+
+@register_strategy(P, "A", "honest", honest=True)
+def honest_a() -> StochasticA:
+    """Announces the mean of its own samples (exact values for deterministic steps)."""
+    return _Honest()
+
+
+@register_strategy(P, "A", "shift")
+def shift_a(delta: float = 0.05) -> StochasticA:
+    """Announces the honest estimate plus ``delta`` at every step, clipped to [0, 1]."""
+    return _Shift(delta)
+
+
+@register_strategy(P, "A", "evade")
+def evade_a(margin: float = 0.9) -> StochasticA:
+    """Shifts toward its claim by ``margin`` x B's abort threshold: just under detection."""
+    return _Evade(margin)
+
+
+@register_strategy(P, "A", "lie-at")
+def lie_at_a(step: int = -1, delta: float = 0.3) -> StochasticA:
+    """Lies by ``delta`` at one step only (``step=-1``: the last query step)."""
+    return _Shift(delta, None if step < 0 else step, only_one=True)
+
+
+@register_strategy(P, "A", "biased-coin")
+def biased_coin_a(z: float = 0.0) -> StochasticA:
+    """Honest announcements; always contributes ``z`` to the shared coin."""
+    return _BiasedCoinA(z)
+
+
+@register_strategy(P, "A", "blatant")
+def blatant_a() -> StochasticA:
+    """Announces its claimed bit with probability 1 at every step."""
+    return _Blatant()
+
+
+class _HonestB(StochasticB):
+    def abort(self, r: Round, rng: np.random.Generator, announced: FloatArray,
+              bits: IntArray | None) -> BoolArray:  # fmt: skip
+        mine = r.estimate("B", r.params.b_samples)
+        return np.asarray(np.abs(mine - announced) >= r.params.b_threshold, dtype=np.bool_)
+
+
+class _FixedB(StochasticB):
+    def __init__(self, rule: str, p: float = 0.5) -> None:
+        self.rule, self.p = rule, p
+
+    def abort(self, r: Round, rng: np.random.Generator, announced: FloatArray,
+              bits: IntArray | None) -> BoolArray:  # fmt: skip
+        if self.rule == "always":
+            return np.ones(r.n, dtype=np.bool_)
+        if self.rule == "never":
+            return np.zeros(r.n, dtype=np.bool_)
+        if self.rule == "random":
+            return np.asarray(rng.random(r.n) < self.p, dtype=np.bool_)
+        if bits is None:  # B moves before the coin: abort when the coin will likely favour A
+            favours_a = announced > 0.5 if r.claim == 1 else announced < 0.5
+            return np.asarray(favours_a, dtype=np.bool_)
+        return np.asarray(bits == r.claim, dtype=np.bool_)
+
+
+@register_strategy(P, "B", "honest", honest=True)
+def honest_b() -> StochasticB:
+    """Samples p itself and aborts iff A's announcement is at least the threshold away."""
+    return _HonestB()
+
+
+@register_strategy(P, "B", "always-abort")
+def always_abort_b() -> StochasticB:
+    """Aborts in the first round."""
+    return _FixedB("always")
+
+
+@register_strategy(P, "B", "never-abort")
+def never_abort_b() -> StochasticB:
+    """Never aborts."""
+    return _FixedB("never")
+
+
+@register_strategy(P, "B", "random-abort")
+def random_abort_b(p: float = 0.5) -> StochasticB:
+    """Aborts each round with probability ``p``."""
+    return _FixedB("random", p)
+
+
+@register_strategy(P, "B", "abort-against")
+def abort_against_b() -> StochasticB:
+    """Aborts when the round's bit went A's way (before the coin: when it likely will)."""
+    return _FixedB("against")
+
+
+class _OptimalA(StochasticA):
+    """Plays the dynamic-programming policy of :func:`~proofgames.stochastic.optimal_liar`."""
+
+    def __init__(self, grid: int) -> None:
+        self.grid = grid
+        self._policy: OptimalPolicy | None = None
+
+    def announce(self, r: Round, rng: np.random.Generator) -> FloatArray:
+        if self._policy is None:
+            self._policy = optimal_liar(r.machine, r.params, r.claim, self.grid)
+        return self._policy.announce[r.t][history_index(r.prefix)]
+
+
+class _OptimalB(StochasticB):
+    """Aborts exactly when V's acceptance on an abort is below the value of continuing."""
+
+    def __init__(self, quantiles: int) -> None:
+        self.quantiles = quantiles
+        self._policy: OptimalPolicy | None = None
+
+    def abort(self, r: Round, rng: np.random.Generator, announced: FloatArray,
+              bits: IntArray | None) -> BoolArray:  # fmt: skip
+        if self._policy is None:
+            self._policy = optimal_disputer(r.machine, r.params, r.claim, self.quantiles)
+        h = history_index(r.prefix)
+        after = self._policy.values[r.t + 1]
+        v0, v1 = after[h], after[h | (1 << r.t)]
+        _, accept = verdict_probabilities(r.machine, r.params, r.t, r.p, announced)
+        if bits is None:
+            cont = announced * v1 + (1 - announced) * v0
+        else:
+            cont = np.where(bits == 1, v1, v0)
+        return np.asarray(accept < cont, dtype=np.bool_)
+
+
+@register_strategy(P, "A", "optimal")
+def optimal_a(grid: int = 401) -> StochasticA:
+    """The best liar against honest B, by dynamic programming (tiny machines only)."""
+    return _OptimalA(grid)
+
+
+@register_strategy(P, "B", "optimal")
+def optimal_b(quantiles: int = 64) -> StochasticB:
+    """The best disputer against honest A, by dynamic programming (tiny machines only)."""
+    return _OptimalB(quantiles)
