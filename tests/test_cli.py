@@ -110,3 +110,52 @@ def test_oracle_machine_and_witness_debates_run_from_the_cli():
     assert out["winner"] == "B" and out["prover_a"]["name"] == "flip-step"
     out = json.loads(run("debate", "witness", "-m", "sat-small", "--json").stdout)
     assert out["winner"] == "A" and out["verdict"] == 1
+
+
+def test_stochastic_debate_json():
+    res = run("debate", "stochastic", "-m", "majority:n=3,p=0.8", "--params", "lean", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["protocol"] == "stochastic" and out["claim"] == 1
+    assert out["params"]["name"] == "lean" and out["winner"] in ("A", "B")
+    assert out["prover_queries"]["A"] > 0
+
+
+def test_estimate_json_reports_acceptance_interval_and_queries():
+    res = run(
+        "estimate",
+        "-m",
+        "single-query:p=0.2",
+        "--params",
+        "paper",
+        "--prover-a",
+        "evade",
+        "--debates",
+        "3000",
+        "--json",
+    )
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    for key in ("acceptance", "ci_low", "ci_high", "debates", "queries", "params"):
+        assert key in out
+    assert set(out["queries"]) == {"A", "B", "V"}
+    assert out["ci_low"] <= out["acceptance"] <= out["ci_high"] < 0.4
+    assert out["debates"] == 3000
+
+
+def test_stochastic_bad_input_is_a_clear_error():
+    res = run("estimate", "-m", "single-query:p=1.5")
+    assert res.exit_code != 0 and "p" in res.output
+    res = run("estimate", "-m", "nonexistent-machine")
+    assert res.exit_code != 0 and "nonexistent-machine" in res.output
+    res = run("estimate", "--debates", "0")
+    assert res.exit_code == 2
+
+
+def test_report_command_writes_markdown_and_figures(tmp_path):
+    res = run("report", "--out", str(tmp_path), "--debates", "300")
+    assert res.exit_code == 0, res.output
+    text = (tmp_path / "report.md").read_text()
+    assert "Completeness and soundness" in text and "looseness.png" in text
+    assert (tmp_path / "looseness.png").stat().st_size > 1000
+    assert (tmp_path / "costs_vs_T.png").exists() and (tmp_path / "costs_vs_K.png").exists()

@@ -32,9 +32,15 @@ def test_optimal_liar_stays_within_the_theorem_and_beats_every_heuristic(name, p
     assert best.value <= params.proven_soundness(m.p_accept) + 1e-9
     assert best.value >= m.p_accept - 1e-9  # telling the truth is one of its options
     for a in strategy_names("stochastic", "A"):
-        res = play_stochastic_batch(m, params, 1, make_strategy("stochastic", "A", a),
-                                    make_strategy("stochastic", "B", "honest"), debates=4000,
-                                    seed=11)
+        res = play_stochastic_batch(
+            m,
+            params,
+            1,
+            make_strategy("stochastic", "A", a),
+            make_strategy("stochastic", "B", "honest"),
+            debates=4000,
+            seed=11,
+        )
         # a 99.99% interval: a dozen strategies x four cases must not fail by chance
         lo, hi = clopper_pearson_interval(int(res.verdicts.sum()), res.debates, 0.9999)
         assert lo <= best.value + 1e-9, (a, res.acceptance, best.value)
@@ -48,8 +54,15 @@ def test_optimal_disputer_cannot_break_completeness(name):
     params = PARAMS[name](1.5, m.length)
     worst = optimal_disputer(m, params, claim=1)
     assert worst.value >= params.proven_completeness(m.p_accept) - 1e-9
-    res = play_stochastic_batch(m, params, 1, make_strategy("stochastic", "A", "honest"),
-                                make_strategy("stochastic", "B", "optimal"), debates=4000, seed=2)
+    res = play_stochastic_batch(
+        m,
+        params,
+        1,
+        make_strategy("stochastic", "A", "honest"),
+        make_strategy("stochastic", "B", "optimal"),
+        debates=4000,
+        seed=2,
+    )
     lo, hi = clopper_pearson_interval(int(res.verdicts.sum()), res.debates, 0.9999)
     assert lo - 0.01 <= worst.value <= hi + 0.01
 

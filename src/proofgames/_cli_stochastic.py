@@ -63,7 +63,33 @@ def run_stochastic_debate(
 
 
 def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:
-    """Add the ``estimate`` command to the CLI."""
+    """Add the ``estimate`` and ``report`` commands to the CLI."""
+
+    @app.command()
+    def report(
+        out: Annotated[
+            str, typer.Option(help="directory for report.md and figures")
+        ] = "reports/stochastic",
+        debates: Annotated[int, typer.Option(help="debates per table cell")] = 20_000,
+        seed: Annotated[int, typer.Option()] = 0,
+        readme: Annotated[
+            str | None,
+            typer.Option(
+                help="also put the summary table in this README's report:stochastic block"
+            ),
+        ] = None,
+    ) -> None:
+        """Regenerate the stochastic-debate report (tables and figures) from measurements."""
+        from pathlib import Path
+
+        from .stochastic.report import write_report
+
+        if debates <= 0:
+            fail(f"--debates must be positive, got {debates}")
+        path = write_report(
+            Path(out), debates=debates, seed=seed, readme=Path(readme) if readme else None
+        )
+        console.print(f"wrote {path}")
 
     @app.command()
     def estimate(

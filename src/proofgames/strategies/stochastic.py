@@ -138,6 +138,23 @@ class _FixedB(StochasticB):
         return np.asarray(bits == r.claim, dtype=np.bool_)
 
 
+class _AbortAt(StochasticB):
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def abort(self, r: Round, rng: np.random.Generator, announced: FloatArray,
+              bits: IntArray | None) -> BoolArray:  # fmt: skip
+        if self.step >= 0:
+            return np.full(r.n, r.t == self.step, dtype=np.bool_)
+        return np.full(r.n, r.is_query, dtype=np.bool_)
+
+
+@register_strategy(P, "B", "abort-at")
+def abort_at_b(step: int = -1) -> StochasticB:
+    """Aborts at round ``step`` (``-1``: the first oracle query), making V check it."""
+    return _AbortAt(step)
+
+
 @register_strategy(P, "B", "honest", honest=True)
 def honest_b() -> StochasticB:
     """Samples p itself and aborts iff A's announcement is at least the threshold away."""
