@@ -229,3 +229,35 @@ def test_one_debate_record_has_messages_and_costs():
     assert out.costs.prover_queries["A"] == lean_params(1.5, 4).a_samples
     assert out.costs.verifier_queries == lean_params(1.5, 4).v_samples
     assert [m.kind for m in out.messages][:3] == ["announce", "bit", "abort"]
+
+
+def test_shading_deterministic_steps_breaks_oracle_only_k_and_strict_checks_restore_it():
+    from proofgames.stochastic import resolve_params
+    from proofgames.stochastic.machines import make_stochastic_machine
+
+    liar_target = make_stochastic_machine("copy-chain:t=300,p=0.3")
+    loose = estimate_acceptance(
+        liar_target, resolve_params("paper", 1.0, 300), 1, "evade", "honest", debates=3000, seed=1
+    )
+    strict = estimate_acceptance(
+        liar_target,
+        resolve_params("paper:strict", 1.0, 300),
+        1,
+        "evade",
+        "honest",
+        debates=3000,
+        seed=1,
+    )
+    assert loose.ci_low > 0.4  # Theorem 6.2's 2/5, broken with K = 1 (oracle-only)
+    assert strict.ci_high < 0.4
+    honest = estimate_acceptance(
+        make_stochastic_machine("copy-chain:t=300,p=0.8"),
+        resolve_params("paper:strict", 1.0, 300),
+        1,
+        "honest",
+        "abort-against",
+        debates=3000,
+        seed=2,
+    )
+    assert honest.ci_low > 0.6  # strict checking costs honest A nothing
+    assert resolve_params("lean:strict", 1.0, 10).name == "lean:strict"

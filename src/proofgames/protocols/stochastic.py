@@ -326,7 +326,12 @@ def play_stochastic_batch(
         if checked.any():
             rows = active[checked]
             v_est = draw("V", params.v_samples, rows, values[checked], p[checked])
-            close = np.abs(v_est - announced[checked]) < params.v_threshold
+            gap = np.abs(v_est - announced[checked])
+            close = gap < params.v_threshold
+            strict = params.exact_step_tolerance()
+            if strict is not None:  # known-probability rows must match exactly
+                known = (not query) | machine.internal_batch(t, values[checked])
+                close = np.where(known, gap <= strict, close)
             verdicts[rows] = close.astype(np.int64)
             aborts[rows] = t
         done = bad_a | bad_b | checked

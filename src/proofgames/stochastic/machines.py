@@ -299,6 +299,21 @@ def screening(
     return m
 
 
+@register_stochastic_machine("copy-chain")
+def copy_chain(t: int = 100, p: float = 0.3) -> StochasticMachine:
+    """One query, then t - 1 deterministic copies of its answer: P[M=1] = p, oracle K = 1.
+
+    The smallest machine on which shading deterministic steps matters: see
+    :meth:`~proofgames.stochastic.StochasticParams.exact_step_tolerance`.
+    """
+    t, p = _integer("t", t, 1), _probability("p", p)
+    b = StochasticBuilder([p], [b"question"])
+    prev = b.query(0, label="ask")
+    for _ in range(t - 1):
+        prev = b.gate(gates.COPY, [prev], "copy")
+    return b.build("copy-chain", lipschitz=1.0, p_accept=p, lipschitz_exact=True)
+
+
 @register_stochastic_machine("long-computation")
 def long_computation(
     t: int = 1000, p: float = 0.7, votes: int = 1, seed: int = 0

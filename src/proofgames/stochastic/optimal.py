@@ -108,6 +108,9 @@ def verdict_probabilities(
     if machine.is_query(t):
         aborts = 1 - _within(params.b_samples, p, c, params.b_threshold)
         accept = _within(params.v_samples, p, c, params.v_threshold)
+    elif params.exact_step_tolerance() is not None:  # strict: any difference is caught
+        aborts = 1 - _exact_within(p, c, 1e-12)
+        accept = _exact_within(p, c, 1e-12)
     else:
         aborts = 1 - _exact_within(p, c, params.b_threshold)
         accept = _exact_within(p, c, params.v_threshold)

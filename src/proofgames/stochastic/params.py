@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,16 @@ class StochasticParams:
     completeness_target: float = 3 / 5
     soundness_target: float = 2 / 5
     lean: dict[str, float] | None = None
+    strict_deterministic: bool = False
+
+    def exact_step_tolerance(self) -> float | None:
+        """Tolerance for announcements at steps whose probability is known exactly.
+
+        ``None``: the thresholds apply as at oracle steps (Figure 1 as written).  With
+        ``strict_deterministic`` an announcement at a deterministic step (or an internal
+        coin) must equal the true value: B aborts on, and V rejects, any difference.
+        """
+        return 1e-12 if self.strict_deterministic else None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -199,7 +209,14 @@ def lean_params(
 
 
 def resolve_params(spec: str, k: float, steps: int) -> StochasticParams:
-    """``"paper"``, ``"lean"``, or a JSON file of Lean-style values (c, s, b, q, v, w, d)."""
+    """``"paper"``, ``"lean"``, or a JSON file of Lean-style values (c, s, b, q, v, w, d).
+
+    A ``":strict"`` suffix (``"paper:strict"``) demands exact announcements at
+    deterministic steps (see :meth:`StochasticParams.exact_step_tolerance`).
+    """
+    if spec.endswith(":strict"):
+        base = resolve_params(spec[: -len(":strict")], k, steps)
+        return replace(base, name=f"{base.name}:strict", strict_deterministic=True)
     if spec == "paper":
         return paper_params(k, steps)
     if spec == "lean":

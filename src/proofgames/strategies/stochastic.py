@@ -117,7 +117,13 @@ class _HonestB(StochasticB):
     def abort(self, r: Round, rng: np.random.Generator, announced: FloatArray,
               bits: IntArray | None) -> BoolArray:  # fmt: skip
         mine = r.estimate("B", r.params.b_samples)
-        return np.asarray(np.abs(mine - announced) >= r.params.b_threshold, dtype=np.bool_)
+        gap = np.abs(mine - announced)
+        out = gap >= r.params.b_threshold
+        strict = r.params.exact_step_tolerance()
+        if strict is not None:  # steps known exactly: any difference is a lie
+            known = (not r.is_query) | r.machine.internal_batch(r.t, r.values)
+            out = np.where(known, gap > strict, out)
+        return np.asarray(out, dtype=np.bool_)
 
 
 class _FixedB(StochasticB):
