@@ -196,6 +196,11 @@ class ExplicitTranscriptMachine(TranscriptMachine):
         """Return step ``t``'s label."""
         return self._steps[t].label
 
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The steps, in order."""
+        return self._steps
+
     def step_batch(
         self,
         t: int,

@@ -29,15 +29,16 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._errors import MachineFormatError, OracleError
 from .._oracle import OracleView
-from .._transcript import IntArray, StepFn, TranscriptMachine
+from .._transcript import ExplicitTranscriptMachine, IntArray, StepFn, TranscriptMachine
 
 FloatArray = NDArray[np.float64]
 QueryIdFn = Callable[[IntArray], IntArray]
@@ -268,3 +269,58 @@ class StochasticBuilder:
             internal=self.internal,
             lipschitz_exact=lipschitz_exact,
         )
+
+
+def from_transcript_machine(
+    machine: ExplicitTranscriptMachine,
+    probabilities: Mapping[bytes, float],
+    name: str | None = None,
+) -> StochasticMachine:
+    """An oracle machine of the deterministic model, its oracle made stochastic.
+
+    Every query the machine can ask must be listed in ``probabilities`` (query bytes to
+    P[answer 1]); the machine's input symbols are folded into its steps.
+
+    Raises:
+        MachineFormatError: if the machine is not binary or asks an unlisted query.
+    """
+    if machine.alphabet != 2:
+        raise MachineFormatError(
+            f"{machine.name}: the stochastic protocol debates binary transcripts; "
+            f"this one has alphabet {machine.alphabet}"
+        )
+    queries = list(probabilities)
+    index = {q: i for i, q in enumerate(queries)}
+    x = np.frombuffer(machine.inputs, dtype=np.uint8).astype(np.int64)
+    steps = []
+    for t, st in enumerate(machine.steps):
+        fixed = x[list(st.inputs)]
+
+        def full(v: IntArray, fixed: IntArray = fixed) -> IntArray:
+            return np.concatenate([np.broadcast_to(fixed, (v.shape[0], fixed.size)), v], axis=1)
+
+        if st.fn is not None:
+
+            def det(v: IntArray, fn: StepFn = st.fn, full: Any = full) -> IntArray:
+                return fn(full(v))
+
+            steps.append(StochasticStep(st.relevant, fn=det, label=st.label))
+            continue
+        qf = st.query
+        assert qf is not None
+
+        def ids(
+            v: IntArray, qf: Callable[[IntArray], bytes] = qf, full: Any = full, t: int = t
+        ) -> IntArray:
+            out = []
+            for row in full(v):
+                q = bytes(qf(row))
+                if q not in index:
+                    raise MachineFormatError(f"{machine.name}: step {t} asked unlisted query {q!r}")
+                out.append(index[q])
+            return np.asarray(out, dtype=np.int64)
+
+        steps.append(StochasticStep(st.relevant, query=ids, label=st.label))
+    return StochasticMachine(
+        steps, [probabilities[q] for q in queries], name or machine.name, queries
+    )

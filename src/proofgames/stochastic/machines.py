@@ -314,6 +314,35 @@ def copy_chain(t: int = 100, p: float = 0.3) -> StochasticMachine:
     return b.build("copy-chain", lipschitz=1.0, p_accept=p, lipschitz_exact=True)
 
 
+@register_stochastic_machine("screening-panel")
+def screening_panel(
+    n: int = 4, p: float = 0.3, spread: float = 0.2, seed: int = 0
+) -> StochasticMachine:
+    """The deterministic model's screening transcript, judged by a noisy panel.
+
+    Built from :func:`proofgames.machines.screening.screening_transcript` (accept iff at
+    least one of n items passes) with its oracle made stochastic: item i passes with
+    probability ``clip(p + spread * U[-1, 1])``.  P[M=1] and K are computed exactly.
+    """
+    from ..machines.screening import screening_transcript
+    from .machine import from_transcript_machine
+
+    n, p = _integer("n", n, 1), _probability("p", p)
+    rng = np.random.default_rng(int(seed))
+    probs = _spread(p, spread, n, rng)
+    items = [int(i).to_bytes(2, "big") for i in range(n)]
+    bits = [
+        bytes((b >> (15 - j)) & 1 for j in range(16))
+        for b in (int.from_bytes(i, "big") for i in items)
+    ]
+    machine = screening_transcript(bits, 1, name="screening-panel")
+    m = from_transcript_machine(machine, dict(zip(bits, probs.tolist(), strict=True)))
+    m.p_accept = float(1 - np.prod(1 - probs))
+    m.lipschitz = exact_lipschitz(m)
+    m.lipschitz_exact = True
+    return m
+
+
 @register_stochastic_machine("long-computation")
 def long_computation(
     t: int = 1000, p: float = 0.7, votes: int = 1, seed: int = 0

@@ -209,7 +209,7 @@ def step_lipschitz(machine: StochasticMachine, grid: int = 60) -> float:
     return best
 
 
-def _extreme(machine: StochasticMachine, eps: float, sign: int) -> float:
+def _extreme(machine: StochasticMachine, eps: float, sign: int, only: int | None = None) -> float:
     steps = machine.length
     nxt = (_prefix_bits(steps)[:, -1] == 1).astype(np.float64)
     for t in range(steps - 1, -1, -1):
@@ -217,6 +217,20 @@ def _extreme(machine: StochasticMachine, eps: float, sign: int) -> float:
         h = np.arange(1 << t)
         v0, v1 = nxt[h], nxt[h | (1 << t)]
         up = sign * (v1 - v0) >= 0  # moving p up helps the chosen direction
-        q = np.clip(np.where(up, p + eps, p - eps), 0.0, 1.0)
+        shift = eps if only is None or only == t else 0.0
+        q = np.clip(np.where(up, p + shift, p - shift), 0.0, 1.0)
         nxt = q * v1 + (1 - q) * v0
     return float(nxt[0])
+
+
+def step_influence(machine: StochasticMachine, eps: float = 1e-4) -> FloatArray:
+    """|d P[M=1] / d p_t| for each step t alone (every history shifted the same way).
+
+    Computed by backward induction with only step ``t`` perturbed by ``eps`` in its most
+    effective direction at each history; used to find the most influential step to lie at.
+    """
+    if machine.length > MAX_STEPS:
+        raise ProtocolError(f"{machine.name}: T = {machine.length} > {MAX_STEPS} for this search")
+    base = _extreme(machine, 0.0, +1)
+    return np.array([(_extreme(machine, eps, +1, only=t) - base) / eps
+                     for t in range(machine.length)])  # fmt: skip

@@ -3,7 +3,7 @@
 Prover A: ``honest`` (announces the mean of its samples), ``shift:delta=D`` (honest plus D,
 clipped), ``evade:margin=M`` (shifts toward its claim by M times B's abort threshold: just
 under what honest B notices), ``lie-at:step=S,delta=D`` (lies at one step only; default the
-last query step), ``biased-coin:z=Z`` (honest announcements, a constant coin share) and
+most influential step), ``biased-coin:z=Z`` (honest announcements, a constant coin share) and
 ``blatant`` (announces the claimed bit with certainty).  Prover B: ``honest`` (aborts iff its
 own estimate is at least the threshold away), ``always-abort``, ``never-abort``,
 ``random-abort:p=P`` and ``abort-against`` (aborts when the coin went A's way).  On tiny
@@ -20,10 +20,12 @@ from .._transcript import IntArray
 from ..protocols.stochastic import BoolArray, Round, StochasticA, StochasticB
 from ..stochastic.machine import FloatArray
 from ..stochastic.optimal import (
+    MAX_STEPS,
     OptimalPolicy,
     history_index,
     optimal_disputer,
     optimal_liar,
+    step_influence,
     verdict_probabilities,
 )
 
@@ -42,16 +44,22 @@ class _Shift(_Honest):
     def _lie_here(self, r: Round) -> bool:
         if not self.only_one:
             return True
-        if self.step is not None:
-            return r.t == self.step
-        last = max((t for t in range(r.machine.length) if r.machine.is_query(t)), default=-1)
-        return r.t == last
+        if self.step is None:
+            self.step = _most_influential(r)
+        return r.t == self.step
 
     def announce(self, r: Round, rng: np.random.Generator) -> FloatArray:
         honest = super().announce(r, rng)
         if not self._lie_here(r):
             return honest
         return np.clip(honest + self.delta, 0.0, 1.0)
+
+
+def _most_influential(r: Round) -> int:
+    """The step whose probability moves P[M=1] most (the last query step on long machines)."""
+    if r.machine.length <= MAX_STEPS:
+        return int(np.argmax(step_influence(r.machine)))
+    return max((t for t in range(r.machine.length) if r.machine.is_query(t)), default=0)
 
 
 class _Evade(_Honest):
@@ -97,7 +105,7 @@ def evade_a(margin: float = 0.9) -> StochasticA:
 
 @register_strategy(P, "A", "lie-at")
 def lie_at_a(step: int = -1, delta: float = 0.3) -> StochasticA:
-    """Lies by ``delta`` at one step only (``step=-1``: the last query step)."""
+    """Lies by ``delta`` at one step only (``step=-1``: the most influential step)."""
     return _Shift(delta, None if step < 0 else step, only_one=True)
 
 
