@@ -197,7 +197,7 @@ class ExplicitTranscriptMachine(TranscriptMachine):
         return self._steps[t].label
 
     @property
-    def steps(self) -> tuple[Step, ...]:
+    def step_specs(self) -> tuple[Step, ...]:
         """The steps, in order."""
         return self._steps
 

@@ -293,7 +293,7 @@ def from_transcript_machine(
     index = {q: i for i, q in enumerate(queries)}
     x = np.frombuffer(machine.inputs, dtype=np.uint8).astype(np.int64)
     steps = []
-    for t, st in enumerate(machine.steps):
+    for t, st in enumerate(machine.step_specs):
         fixed = x[list(st.inputs)]
 
         def full(v: IntArray, fixed: IntArray = fixed) -> IntArray:
