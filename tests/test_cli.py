@@ -159,3 +159,20 @@ def test_report_command_writes_markdown_and_figures(tmp_path):
     assert "Completeness and soundness" in text and "looseness.png" in text
     assert (tmp_path / "looseness.png").stat().st_size > 1000
     assert (tmp_path / "costs_vs_T.png").exists() and (tmp_path / "costs_vs_K.png").exists()
+
+
+def test_stochastic_witness_debate_from_the_cli():
+    out = json.loads(
+        run(
+            "debate",
+            "stochastic-witness",
+            "-m",
+            "panel-choice:p=0.2;0.9;0.4",
+            "--params",
+            "lean",
+            "--json",
+        ).stdout
+    )
+    assert out["witness"] == "01" and out["claim"] == 1
+    res = run("debate", "stochastic-witness", "-m", "bb5")
+    assert res.exit_code == 2 and "panel-choice" in res.output

@@ -84,7 +84,7 @@ def instances(protocol: str) -> list[Instance]:
                 play_fn = partial(pl, machine=m, oracle=s.oracle())
             out.append(Instance(name, truth, (0, 1), play_fn))
     elif info.instance == "stochastic":
-        pytest.skip("stochastic debate is checked statistically in test_stochastic_protocol.py")
+        pytest.skip("stochastic protocols are checked statistically in test_stochastic_*.py")
     elif info.instance == "witness":
         for name in example_names("sat"):
             problem = get_example(name).build()

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ._cli_stochastic import register as register_stochastic
-from ._cli_stochastic import run_stochastic_debate
+from ._cli_stochastic import run_stochastic_debate, run_stochastic_witness_debate
 from ._errors import ProofgamesError
 from ._oracle import Oracle, OracleLedger
 from ._transcript import TranscriptMachine
@@ -40,7 +40,11 @@ err_console = Console(stderr=True)
 
 PROTOCOLS = tuple(protocol_names())
 DEFAULT_LIAR = {"cross-examination": "flip-step", "bisection": "flip-step", "witness": "flip-step"}
-DEFAULT_MACHINE = {"witness": "sat-planted-40", "stochastic": "majority:n=5,p=0.8"}
+DEFAULT_MACHINE = {
+    "witness": "sat-planted-40",
+    "stochastic": "majority:n=5,p=0.8",
+    "stochastic-witness": "panel-choice:p=0.2;0.9;0.4",
+}
 DEFAULT_DISPUTER = {"cross-examination": "random", "bisection": "random", "witness": "random"}
 
 
@@ -201,6 +205,29 @@ def debate(
         _fail(f"--steps must be a positive number of steps, got {steps}")
     if machine is None:
         machine = DEFAULT_MACHINE.get(protocol, "bb5")
+    if protocol == "stochastic-witness":
+        try:
+            record = run_stochastic_witness_debate(machine, params, prover_a, prover_b, seed)
+        except ProofgamesError as exc:
+            _fail(str(exc))
+            return
+        if as_json:
+            print(json.dumps(record))
+        else:
+            table = Table(title="stochastic debate with a witness", show_header=False)
+            for key in (
+                "machine",
+                "witness",
+                "verdict",
+                "winner",
+                "prover_a",
+                "prover_b",
+                "best_item_p_accept",
+                "forfeits",
+            ):
+                table.add_row(key, str(record[key]))
+            console.print(table)
+        return
     if protocol == "stochastic":
         try:
             out, pset, p1 = run_stochastic_debate(machine, params, claim, prover_a, prover_b, seed)

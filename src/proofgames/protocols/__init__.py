@@ -5,6 +5,7 @@ from ._common import Costs, Forfeit, GameContext, Message, Outcome
 from .bisection import BisectionState, play_bisection, recurse
 from .cross_examination import play_cross_examination
 from .stochastic import play_stochastic, play_stochastic_batch
+from .stochastic_witness import play_stochastic_witness
 from .witness import WitnessProblem, play_witness
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "play_cross_examination",
     "play_stochastic",
     "play_stochastic_batch",
+    "play_stochastic_witness",
     "play_witness",
     "protocol_names",
     "recurse",

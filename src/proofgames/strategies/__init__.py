@@ -13,6 +13,7 @@ from .._registry import (
 from . import bisection as _bisection  # noqa: F401  (registers)
 from . import cross_examination as _cross_examination  # noqa: F401  (registers)
 from . import stochastic as _stochastic  # noqa: F401  (registers)
+from . import stochastic_witness as _stochastic_witness  # noqa: F401  (registers)
 from . import witness as _witness  # noqa: F401  (registers)
 
 __all__ = [
