@@ -343,6 +343,10 @@ def examples() -> None:
     for name in example_names():
         e = get_example(name)
         table.add_row(name, e.kind, "" if e.steps is None else f"{e.steps:,}", e.description)
+    from .stochastic.machines import stochastic_machine_description, stochastic_machine_names
+
+    for name in stochastic_machine_names():
+        table.add_row(name, "stochastic", "", stochastic_machine_description(name))
     console.print(table)
 
 
