@@ -45,7 +45,7 @@ class BadDispute(Player):
 
 class Slow(Player):
     def dispute(self, ctx, state, mid):
-        time.sleep(0.02)
+        time.sleep(0.6)
         return "first"
 
 
@@ -123,7 +123,7 @@ def test_a_strategy_over_its_time_limit_loses(bb2):
         bb2,
         make_strategy("bisection", "A", "honest"),
         custom(Slow(), "B", "bisection"),
-        timeout=0.001,
+        timeout=0.3,
     )
     assert out.winner == "A"
     assert "timed out" in out.reason

@@ -409,6 +409,21 @@ def demo(
 register_stochastic(app, console, _fail)
 
 
+@app.command(
+    "pvg",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
+)
+def pvg(ctx: typer.Context) -> None:
+    """Prover-Verifier Games: train and stress-test agents (needs the 'pvg' extra)."""
+    try:
+        from .pvg.cli import app as pvg_app  # imported here: PyTorch loads only when needed
+    except ImportError as exc:
+        _fail(f"proofgames pvg needs PyTorch: pip install 'proofgames[pvg]' ({exc})")
+        return
+    pvg_app(args=list(ctx.args), prog_name="proofgames pvg")
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Console-script entry point."""
     return app(args=argv if argv is not None else sys.argv[1:])

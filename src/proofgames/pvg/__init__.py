@@ -1,0 +1,45 @@
+"""Prover-Verifier Games (Anil, Zhang, Wu, Grosse 2021) in PyTorch (optional extra ``pvg``).
+
+Example:
+    >>> from proofgames.pvg import TrainConfig, make_task, train
+    >>> task = make_task("bec")
+    >>> result = train(task, TrainConfig(steps=3, batch_size=64, eval_size=64, progress=False))
+    >>> result.steps, sorted(result.metrics[-1])[:3]
+    (3, ['erasure_fraction', 'fn', 'fp'])
+"""
+
+from .bec import BECProver, BECVerifier, BinaryErasureChannel
+from .checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from .registry import make_task, register_task, task_defaults, task_names
+from .stress import ATTACKS, AttackResult, StressConfig, evaluate, stress_test
+from .task import ProverOutput, PVGTask
+from .train import (
+    FORMULATIONS,
+    TrainConfig,
+    TrainResult,
+    train,
+)
+
+__all__ = [
+    "ATTACKS",
+    "FORMULATIONS",
+    "AttackResult",
+    "BECProver",
+    "BECVerifier",
+    "BinaryErasureChannel",
+    "Checkpoint",
+    "PVGTask",
+    "ProverOutput",
+    "StressConfig",
+    "TrainConfig",
+    "TrainResult",
+    "evaluate",
+    "load_checkpoint",
+    "make_task",
+    "register_task",
+    "save_checkpoint",
+    "stress_test",
+    "task_defaults",
+    "task_names",
+    "train",
+]

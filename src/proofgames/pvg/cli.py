@@ -1,0 +1,154 @@
+"""``proofgames pvg``: train Prover-Verifier Games and stress-test the verifiers.
+
+A :class:`typer.Typer` sub-application; the main CLI mounts it with
+``app.add_typer(pvg_app, name="pvg")``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from .._errors import ProofgamesError
+from .checkpoint import load_checkpoint
+from .registry import make_task, task_defaults, task_names
+from .stress import ATTACKS, StressConfig, stress_test
+from .train import FORMULATIONS, TrainConfig, train
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Prover-Verifier Games (Anil et al. 2021): train agents, stress-test verifiers.",
+)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+@app.command("train")
+def train_command(
+    task: Annotated[str, typer.Argument(help=f"Task: {', '.join(task_names())}.")],
+    formulation: Annotated[
+        str, typer.Option(help=f"Game formulation: {', '.join(FORMULATIONS)}.")
+    ] = "simultaneous",
+    seed: Annotated[int, typer.Option(help="Seed of weights, noise and data.")] = 0,
+    steps: Annotated[int | None, typer.Option(help="Game steps (task default if omitted).")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder (default runs/pvg-TASK-FORMULATION-sSEED).")
+    ] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Instances per update.")] = None,
+    verifier_steps: Annotated[int | None, typer.Option(help="Verifier updates per step.")] = None,
+    prover_steps: Annotated[int | None, typer.Option(help="Prover updates per step.")] = None,
+    label_smoothing: Annotated[float | None, typer.Option(help="Verifier label smoothing.")] = None,
+    best_response: Annotated[
+        str, typer.Option(help="Prover-first follower: auto, closed-form or trained.")
+    ] = "auto",
+    stress_every: Annotated[
+        int, typer.Option(help="Stress-test the verifier every N steps (0: never).")
+    ] = 0,
+    stop_when_sound: Annotated[
+        bool, typer.Option(help="Stop once both attacks find precision = recall = 1.")
+    ] = False,
+    device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Train a prover and a verifier; save ``agents.pt``, ``config.json``, ``metrics.jsonl``."""
+    try:
+        task_obj = make_task(task)
+        values: dict[str, Any] = task_defaults(task)
+        given = {
+            "steps": steps,
+            "batch_size": batch_size,
+            "verifier_steps": verifier_steps,
+            "prover_steps": prover_steps,
+            "label_smoothing": label_smoothing,
+        }
+        values.update({k: v for k, v in given.items() if v is not None})
+        out_dir = out or Path("runs") / f"pvg-{task}-{formulation}-s{seed}"
+        config = TrainConfig(
+            **values,
+            formulation=formulation,
+            seed=seed,
+            best_response=best_response,
+            stress_every=stress_every,
+            stop_when_sound=stop_when_sound,
+            device=device,
+            out_dir=str(out_dir),
+            progress=not json_output,
+        )
+        result = train(task_obj, config)
+    except (ProofgamesError, ValueError) as exc:
+        _fail(str(exc))
+        return
+    summary = {"task": task, "formulation": formulation, "seed": seed, **result.summary()}
+    if json_output:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    final = summary["final"]
+    console.print(
+        f"[bold]{task}[/] {formulation} seed {seed}: {result.steps} steps in "
+        f"{result.seconds:.1f} s; verifier accuracy {result.verifier_accuracy:.3f}, "
+        f"precision {final.get('precision', float('nan')):.3f}, "
+        f"recall {final.get('recall', float('nan')):.3f}"
+    )
+    if result.sound_at is not None:
+        console.print(f"complete and sound (both attacks) at step {result.sound_at}")
+    console.print(f"checkpoint: {result.checkpoint}")
+
+
+@app.command("stress")
+def stress_command(
+    checkpoint: Annotated[Path, typer.Argument(help="agents.pt, or the folder holding it.")],
+    attack: Annotated[str, typer.Option(help="prover, messages or both.")] = "both",
+    seed: Annotated[int, typer.Option(help="Seed of the evaluation batch and attacks.")] = 0,
+    prover_steps: Annotated[int, typer.Option(help="Adam steps of the fresh prover.")] = 500,
+    lbfgs_max_iter: Annotated[int, typer.Option(help="L-BFGS iteration cap.")] = 300,
+    eval_size: Annotated[int, typer.Option(help="Instances in the evaluation batch.")] = 2000,
+    device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Freeze a trained verifier and attack it; report precision and recall per attack."""
+    if attack not in (*ATTACKS, "both"):
+        _fail(f"unknown attack {attack!r}; choose prover, messages or both")
+    path = checkpoint / "agents.pt" if checkpoint.is_dir() else checkpoint
+    if not path.exists():
+        _fail(f"no checkpoint at {path}")
+    start = time.perf_counter()
+    try:
+        saved = load_checkpoint(path, device)
+        config = StressConfig(
+            prover_steps=prover_steps, lbfgs_max_iter=lbfgs_max_iter, eval_size=eval_size, seed=seed
+        )
+        attacks = ATTACKS if attack == "both" else (attack,)
+        results = stress_test(saved.task, saved.verifier, saved.prover, attacks, config)
+    except (ProofgamesError, ValueError) as exc:
+        _fail(str(exc))
+        return
+    summary = {
+        "checkpoint": str(path),
+        "task": saved.task.name,
+        "formulation": saved.config.formulation,
+        "seconds": round(time.perf_counter() - start, 3),
+        "attacks": {name: result.to_dict() for name, result in results.items()},
+    }
+    if json_output:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    for name, result in results.items():
+        console.print(
+            f"[bold]{name:>8}[/] precision {result.precision:.4f}  recall {result.recall:.4f}  "
+            f"specificity {result.specificity:.4f}  "
+            f"(TP {result.tp}, FP {result.fp}, FN {result.fn}, TN {result.tn})"
+        )
+
+
+__all__ = ["app", "stress_command", "train_command"]

@@ -1,0 +1,362 @@
+"""FindThePlus: the visual-search task of Prover-Verifier Games (Anil et al. 2021, E.2).
+
+Each instance is a single-channel ``size x size`` binary image (default 10x10) holding
+exactly one plus: the centre cell of a 3x3 window and its four edge neighbours, all equal
+to the plus's colour. The label is that colour (1 for a plus of 1-pixels). The verifier
+never sees the whole image: it reads glimpses that its spatial-transformer heads take at
+places chosen from the prover's 32-dimensional message, so an honest prover must say
+*where* the plus is, and a sound verifier accepts only when a glimpse shows one.
+
+Example:
+    >>> import torch
+    >>> task = FindThePlus()
+    >>> x, y = task.sample(6, torch.Generator().manual_seed(0))
+    >>> x.shape, int(y.sum())
+    (torch.Size([6, 1, 10, 10]), 3)
+    >>> zeros, ones = count_pluses(x)
+    >>> (zeros + ones).tolist(), bool((ones == y).all())
+    ([1, 1, 1, 1, 1, 1], True)
+    >>> prover, verifier = task.make_prover(), task.make_verifier()
+    >>> out = prover(x, y)
+    >>> out.message.shape, verifier(x, out.message).shape
+    (torch.Size([6, 32]), torch.Size([6]))
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .task import ProverOutput, PVGTask
+
+__all__ = [
+    "FindThePlus",
+    "PlusProver",
+    "PlusVerifier",
+    "SpatialBroadcastDecoder",
+    "count_pluses",
+    "pixel_to_shift",
+    "plus_mask",
+    "shift_to_pixel",
+]
+
+#: (row, column) offsets of the five plus cells from its centre.
+PLUS_OFFSETS = ((0, 0), (-1, 0), (1, 0), (0, -1), (0, 1))
+
+
+def plus_mask(rows: Tensor, cols: Tensor, size: int) -> Tensor:
+    """Boolean masks ``(n, size, size)`` of the pluses centred at ``(rows[i], cols[i])``."""
+    n = rows.shape[0]
+    mask = torch.zeros(n, size, size, dtype=torch.bool, device=rows.device)
+    index = torch.arange(n, device=rows.device)
+    for dr, dc in PLUS_OFFSETS:
+        mask[index, rows + dr, cols + dc] = True
+    return mask
+
+
+def _plus_maps(images: Tensor) -> tuple[Tensor, Tensor]:
+    """Where zero-pluses and one-pluses are centred: two bool maps ``(n, size-2, size-2)``.
+
+    Entry ``[i, r, c]`` refers to the plus centred at pixel ``(r + 1, c + 1)``.
+    """
+    x = images.reshape(-1, 1, *images.shape[-2:]).float()
+    kernel = torch.zeros(1, 1, 3, 3, device=x.device)
+    for dr, dc in PLUS_OFFSETS:
+        kernel[0, 0, 1 + dr, 1 + dc] = 1.0
+    ones = F.conv2d(x, kernel)[:, 0]
+    zeros = F.conv2d(1.0 - x, kernel)[:, 0]
+    return zeros > 4.5, ones > 4.5
+
+
+def count_pluses(images: Tensor) -> tuple[Tensor, Tensor]:
+    """Number of pluses of 0-pixels and of 1-pixels in each binary image.
+
+    Args:
+        images: ``(n, 1, H, W)`` or ``(n, H, W)`` tensor of 0/1 values.
+
+    Returns:
+        ``(n_zero_plus, n_one_plus)``, two integer tensors of shape ``(n,)``.
+    """
+    zeros, ones = _plus_maps(images)
+    return zeros.flatten(1).sum(1), ones.flatten(1).sum(1)
+
+
+def pixel_to_shift(pixel: Tensor, extent: int) -> Tensor:
+    """Normalized translation that centres a glimpse on pixel coordinate ``pixel``.
+
+    Uses the ``align_corners=False`` convention: pixel ``p`` of an axis of ``extent``
+    pixels sits at normalized coordinate ``(2p + 1) / extent - 1``.
+    """
+    return (2.0 * pixel + 1.0) / extent - 1.0
+
+
+def shift_to_pixel(shift: Tensor, extent: int) -> Tensor:
+    """Inverse of :func:`pixel_to_shift`: the (fractional) pixel a glimpse is centred on."""
+    return ((shift + 1.0) * extent - 1.0) / 2.0
+
+
+class SpatialBroadcastDecoder(nn.Module):
+    """Spatial broadcast decoder: tile a latent over the grid, add coordinates, convolve.
+
+    Three 3x3 convolutions (``hidden`` channels, LeakyReLU between them); the last one
+    outputs one channel, the reconstructed image.
+    """
+
+    coords: Tensor
+
+    def __init__(self, latent_dim: int, size: int, hidden: int = 32) -> None:
+        super().__init__()
+        self.size = size
+        axis = torch.linspace(-1.0, 1.0, size)
+        grid_y, grid_x = torch.meshgrid(axis, axis, indexing="ij")
+        self.register_buffer("coords", torch.stack([grid_y, grid_x])[None])
+        self.net = nn.Sequential(
+            nn.Conv2d(latent_dim + 2, hidden, 3, padding=1),
+            nn.LeakyReLU(),
+            nn.Conv2d(hidden, hidden, 3, padding=1),
+            nn.LeakyReLU(),
+            nn.Conv2d(hidden, 1, 3, padding=1),
+        )
+
+    def forward(self, latent: Tensor) -> Tensor:
+        """Reconstruction ``(n, 1, size, size)`` from ``latent`` ``(n, latent_dim)``."""
+        n = latent.shape[0]
+        tiled = latent[:, :, None, None].expand(-1, -1, self.size, self.size)
+        coords = self.coords.expand(n, -1, -1, -1)
+        out: Tensor = self.net(torch.cat([tiled, coords], dim=1))
+        return out
+
+
+class PlusProver(nn.Module):
+    """Convolutional prover with auxiliary classification and autoencoding heads.
+
+    Backbone: three 3x3 convolutions (``channels`` wide, padding 1), each followed by
+    LeakyReLU; the first two are also followed by InstanceNorm. The last block has no
+    InstanceNorm because per-channel normalization right before a mean pool would make
+    the pooled features, hence the message, the same for every image. The pooled
+    features feed a linear layer (the message), a linear classifier and a
+    :class:`SpatialBroadcastDecoder`.
+
+    Args:
+        size: image side length.
+        message_dim: message size.
+        channels: backbone width.
+        decoder_channels: hidden width of the decoder.
+        cls_weight: weight of the auxiliary classification BCE (0 turns it off).
+        recon_weight: weight of the pixelwise-MSE reconstruction loss (0 turns it off).
+    """
+
+    def __init__(
+        self,
+        size: int = 10,
+        message_dim: int = 32,
+        channels: int = 40,
+        decoder_channels: int = 32,
+        cls_weight: float = 1.0,
+        recon_weight: float = 1.0,
+    ) -> None:
+        super().__init__()
+        self.cls_weight = cls_weight
+        self.recon_weight = recon_weight
+        layers: list[nn.Module] = []
+        for i in range(3):
+            layers += [nn.Conv2d(1 if i == 0 else channels, channels, 3, padding=1)]
+            layers += [nn.LeakyReLU()]
+            if i < 2:
+                layers += [nn.InstanceNorm2d(channels, affine=True)]
+        self.backbone = nn.Sequential(*layers)
+        self.to_message = nn.Linear(channels, message_dim)
+        self.classifier = nn.Linear(channels, 1)
+        self.decoder = SpatialBroadcastDecoder(channels, size, decoder_channels)
+
+    def features(self, x: Tensor) -> Tensor:
+        """Mean-pooled backbone features ``(n, channels)`` of images ``(n, 1, H, W)``."""
+        feats: Tensor = self.backbone(x)
+        return feats.mean(dim=(2, 3))
+
+    def classify(self, x: Tensor) -> Tensor:
+        """Logits ``(n,)`` of the auxiliary classification head."""
+        logits: Tensor = self.classifier(self.features(x))
+        return logits[:, 0]
+
+    def forward(self, x: Tensor, labels: Tensor | None = None) -> ProverOutput:
+        """Message and auxiliary loss; ``labels`` (true labels) only feed the aux loss."""
+        feats = self.features(x)
+        message: Tensor = self.to_message(feats)
+        aux = x.new_zeros(())
+        if self.recon_weight:
+            aux = aux + self.recon_weight * F.mse_loss(self.decoder(feats), x)
+        if self.cls_weight and labels is not None:
+            logits: Tensor = self.classifier(feats)
+            aux = aux + self.cls_weight * F.binary_cross_entropy_with_logits(
+                logits[:, 0], labels.float()
+            )
+        return ProverOutput(message=message, aux_loss=aux)
+
+
+class PlusVerifier(nn.Module):
+    """Spatial-transformer verifier restricted to shifts.
+
+    A linear map turns the message into one translation ``(tx, ty)`` per head (normalized
+    coordinates, ``[-1, 1]`` spans the image). Each head samples a ``glimpse x glimpse``
+    patch through the affine map ``[[1/zoom, 0, tx], [0, 1/zoom, ty]]`` (bilinear,
+    zero padding outside the image, ``align_corners=False``); a linear classifier reads
+    all the glimpses and outputs the logit of P[label 1]. With the defaults (10x10 images,
+    zoom 2, 5x5 glimpses) a head sees half the image's extent at its native resolution,
+    so a shift that points at a pixel yields exactly the 5x5 patch around it.
+
+    Args:
+        size: image side length.
+        message_dim: message size.
+        heads: number of spatial-transformer heads.
+        glimpse: side length of each glimpse, in output samples.
+        zoom: magnification (the glimpse covers ``1/zoom`` of each axis).
+    """
+
+    def __init__(
+        self,
+        size: int = 10,
+        message_dim: int = 32,
+        heads: int = 4,
+        glimpse: int = 5,
+        zoom: float = 2.0,
+    ) -> None:
+        super().__init__()
+        self.size, self.heads, self.glimpse, self.zoom = size, heads, glimpse, zoom
+        self.to_shift = nn.Linear(message_dim, 2 * heads)
+        self.classifier = nn.Linear(heads * glimpse * glimpse, 1)
+
+    def shifts(self, message: Tensor) -> Tensor:
+        """Translations ``(n, heads, 2)`` as ``(tx, ty)`` in normalized coordinates."""
+        out: Tensor = self.to_shift(message)
+        return out.view(-1, self.heads, 2)
+
+    def glimpses_at(self, x: Tensor, shifts: Tensor) -> Tensor:
+        """Glimpses ``(n, heads, glimpse, glimpse)`` of images ``x`` at explicit ``shifts``."""
+        n, g = x.shape[0], self.glimpse
+        theta = shifts.new_zeros(n * self.heads, 2, 3)
+        theta[:, 0, 0] = theta[:, 1, 1] = 1.0 / self.zoom
+        theta[:, :, 2] = shifts.reshape(-1, 2)
+        grid = F.affine_grid(theta, [n * self.heads, 1, g, g], align_corners=False)
+        # Stack the heads' grids vertically so one grid_sample call serves all heads.
+        grid = grid.view(n, self.heads * g, g, 2)
+        out = F.grid_sample(x, grid, padding_mode="zeros", align_corners=False)
+        return out.view(n, self.heads, g, g)
+
+    def glimpses(self, x: Tensor, message: Tensor) -> tuple[Tensor, Tensor]:
+        """Where each head looks for ``message``.
+
+        Returns:
+            ``(glimpses, centres)``: glimpses ``(n, heads, glimpse, glimpse)`` and the
+            glimpse centres ``(n, heads, 2)`` as fractional ``(row, col)`` pixel
+            coordinates.
+        """
+        shifts = self.shifts(message)
+        height, width = x.shape[-2:]
+        centres = torch.stack(
+            [shift_to_pixel(shifts[..., 1], height), shift_to_pixel(shifts[..., 0], width)],
+            dim=-1,
+        )
+        return self.glimpses_at(x, shifts), centres
+
+    def forward(self, x: Tensor, message: Tensor) -> Tensor:
+        """Logits ``(n,)`` of P[label 1] from the glimpses the message points to."""
+        looks = self.glimpses_at(x, self.shifts(message))
+        logits: Tensor = self.classifier(looks.flatten(1))
+        return logits[:, 0]
+
+
+class FindThePlus(PVGTask):
+    """The FindThePlus task.
+
+    Args:
+        size: image side length (the paper uses 10).
+        cls_weight: prover's auxiliary classification loss weight.
+        recon_weight: prover's auxiliary reconstruction loss weight.
+        glimpse: side length of each verifier glimpse.
+        max_repairs: bound on background repair rounds in :meth:`sample`.
+    """
+
+    name = "find-the-plus"
+    message_dim = 32
+
+    def __init__(
+        self,
+        size: int = 10,
+        cls_weight: float = 1.0,
+        recon_weight: float = 1.0,
+        glimpse: int = 5,
+        max_repairs: int = 1000,
+    ) -> None:
+        if size < 3:
+            raise ValueError(f"images must be at least 3x3, got size={size}")
+        self.size = size
+        self.cls_weight = cls_weight
+        self.recon_weight = recon_weight
+        self.glimpse = glimpse
+        self.max_repairs = max_repairs
+
+    def sample(self, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+        """``n`` images ``(n, 1, size, size)`` and labels ``(n,)`` on the generator's device.
+
+        Exactly ``n // 2`` labels are 1 (plus a fair coin for odd ``n``), shuffled. The
+        background is uniform noise, then repaired: while an image holds a plus other than
+        the planted one, a random cell of that plus (outside the planted plus) is flipped.
+        """
+        dev, s = generator.device, self.size
+        labels = torch.zeros(n, device=dev)
+        labels[: n // 2] = 1.0
+        coin = torch.rand(1, generator=generator, device=dev)
+        if n % 2:
+            labels[-1] = (coin < 0.5).float()
+        labels = labels[torch.randperm(n, generator=generator, device=dev)]
+        images = (torch.rand(n, s, s, generator=generator, device=dev) < 0.5).float()
+        rows = torch.randint(1, s - 1, (n,), generator=generator, device=dev)
+        cols = torch.randint(1, s - 1, (n,), generator=generator, device=dev)
+        planted = plus_mask(rows, cols, s)
+        images = torch.where(planted, labels[:, None, None], images)
+        self._repair(images, planted, rows, cols, generator)
+        return images[:, None], labels
+
+    def _repair(
+        self, images: Tensor, planted: Tensor, rows: Tensor, cols: Tensor, gen: torch.Generator
+    ) -> None:
+        """Flip background cells in place until each image holds only its planted plus."""
+        n, s, dev = images.shape[0], self.size, images.device
+        index = torch.arange(n, device=dev)
+        own = torch.zeros(n, s - 2, s - 2, dtype=torch.bool, device=dev)
+        own[index, rows - 1, cols - 1] = True
+        flat = images.view(n, s * s)
+        for _ in range(self.max_repairs):
+            zeros, ones = _plus_maps(images)
+            extra = (zeros | ones) & ~own
+            bad = extra.flatten(1).any(dim=1)
+            if not bool(bad.any()):
+                return
+            # One extra plus per bad image, chosen at random; then one of its free cells.
+            score = torch.rand(extra.shape, generator=gen, device=dev).masked_fill(~extra, -1.0)
+            pick = score.flatten(1).argmax(dim=1)
+            victim = plus_mask(pick // (s - 2) + 1, pick % (s - 2) + 1, s) & ~planted
+            cell_score = torch.rand(n, s, s, generator=gen, device=dev)
+            cell = cell_score.masked_fill(~victim, -1.0).flatten(1).argmax(dim=1)
+            idx, cell = index[bad], cell[bad]
+            flat[idx, cell] = 1.0 - flat[idx, cell]
+        raise RuntimeError(f"background repair did not finish in {self.max_repairs} rounds")
+
+    def make_prover(self) -> PlusProver:
+        """A fresh :class:`PlusProver` (call as ``prover(x, labels)``)."""
+        return PlusProver(
+            size=self.size,
+            message_dim=self.message_dim,
+            cls_weight=self.cls_weight,
+            recon_weight=self.recon_weight,
+        )
+
+    def make_verifier(self) -> PlusVerifier:
+        """A fresh :class:`PlusVerifier` (call as ``verifier(x, message)``)."""
+        return PlusVerifier(size=self.size, message_dim=self.message_dim, glimpse=self.glimpse)
+
+    def message_from_free(self, free: Tensor, x: Tensor) -> Tensor:
+        """Messages are unconstrained real vectors: the identity."""
+        return free

@@ -1,0 +1,355 @@
+"""Stress tests of a frozen verifier (Anil et al. 2021, Section 5.2 and Appendix E.1).
+
+Training accuracy says little about a verifier: it may have learned to read the training
+prover's *tell* instead of checking the proof.  A stress test freezes the verifier and
+hands a far stronger adversary the prover's job -- argue for label 1 on every instance:
+
+* ``"prover"``: a fresh prover trained against the frozen verifier (Adam, lr 3e-4, 500
+  steps, loss ``-log p_v(1 | message)`` on instances of both labels), then asked for its
+  most likely message on a held-out evaluation batch;
+* ``"messages"``: the messages themselves optimized per instance with L-BFGS (lr 1,
+  history 300, strong-Wolfe line search, at most 300 iterations, stopping when the change
+  of the iterates falls below 1e-9 or the gradient below 1e-5) over the unconstrained
+  parameters of :meth:`~proofgames.pvg.task.PVGTask.message_from_free`, started from the
+  trained prover's messages (if one is given) and from seeded random points; per instance
+  the most convincing message over all starts is kept.
+
+Either way the adversary tries to get every instance accepted.  On a label-0 instance its
+message is an attempted fooling (the soundness side); on a label-1 instance it is the best
+proof it can find (the completeness side).  With *accepted* meaning a verifier logit above
+0 (P[label 1] > 1/2), the counts are ``TP`` = label 1 accepted, ``FN`` = label 1 rejected,
+``FP`` = label 0 accepted and ``TN`` = label 0 rejected, and
+
+* recall = TP / (TP + FN): the share of true instances the verifier can be convinced of;
+* precision = TP / (TP + FP): the share of accepted instances that are truly positive
+  (1.0 by convention when nothing is accepted; recall then shows the failure).
+
+* specificity = TN / (TN + FP): the share of false instances the verifier rejects.
+
+A complete and sound verifier has precision = recall = 1 against both attacks.  Note on
+the paper's tables: they define precision as above but label the same column
+"specificity" in their captions, and report 0.0 for the collaborative baseline, which has
+recall 1.0.  With recall 1 and balanced labels precision cannot fall below about 1/2 (a
+verifier that accepts everything scores the share of positives), so the paper's 0.0 is a
+specificity; a fully fooled verifier here shows precision ~0.5 and specificity 0.
+
+:func:`evaluate` computes the same counts for the *trained* prover (no attack), as logged
+during training.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .task import ProverOutput, PVGTask
+
+ATTACKS = ("prover", "messages")
+Metrics = dict[str, float]
+
+
+@runtime_checkable
+class MessageMetrics(Protocol):
+    """A task with statistics of a batch of messages for the log."""
+
+    def message_metrics(self, x: Tensor, message: Tensor) -> dict[str, float]:
+        """Named statistics of ``message`` sent for ``x``."""
+        ...
+
+
+@dataclass
+class StressConfig:
+    """Settings of the two attacks (paper defaults).
+
+    Attributes:
+        prover_steps: Adam steps of the fresh prover.
+        prover_lr: its learning rate.
+        batch_size: its training batch size.
+        eval_size: instances in the evaluation batch (both attacks).
+        lbfgs_lr: L-BFGS learning rate.
+        lbfgs_max_iter: L-BFGS iteration cap.
+        lbfgs_history: L-BFGS history size.
+        tolerance_change: L-BFGS stop when the iterates change less than this.
+        tolerance_grad: L-BFGS stop when the gradient is smaller than this.
+        random_starts: seeded random starting points of the message attack (besides the
+            trained prover's messages).
+        keep: how many of the most convincing label-0 messages each result keeps.
+        seed: seed of the evaluation batch, the fresh prover and the random starts.
+    """
+
+    prover_steps: int = 500
+    prover_lr: float = 3e-4
+    batch_size: int = 2000
+    eval_size: int = 2000
+    lbfgs_lr: float = 1.0
+    lbfgs_max_iter: int = 300
+    lbfgs_history: int = 300
+    tolerance_change: float = 1e-9
+    tolerance_grad: float = 1e-5
+    random_starts: int = 1
+    keep: int = 16
+    seed: int = 0
+
+
+@dataclass
+class AttackResult:
+    """The frozen verifier's confusion counts against one attack, and its worst messages.
+
+    Attributes:
+        attack: ``"prover"`` or ``"messages"``.
+        tp: label-1 instances accepted.
+        fp: label-0 instances accepted.
+        fn: label-1 instances rejected.
+        tn: label-0 instances rejected.
+        strongest_messages: up to ``keep`` adversarial messages (on label-0 instances)
+            with the highest verifier logits, strongest first, ``(k, message_dim)``.
+        strongest_logits: their verifier logits ``(k,)``.
+        strongest_inputs: the label-0 instances they were sent for.
+    """
+
+    attack: str
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    strongest_messages: Tensor = field(repr=False)
+    strongest_logits: Tensor = field(repr=False)
+    strongest_inputs: Tensor = field(repr=False)
+
+    @property
+    def precision(self) -> float:
+        """TP / (TP + FP); 1.0 when nothing was accepted."""
+        accepted = self.tp + self.fp
+        return self.tp / accepted if accepted else 1.0
+
+    @property
+    def recall(self) -> float:
+        """TP / (TP + FN); 0.0 when there were no label-1 instances."""
+        positives = self.tp + self.fn
+        return self.tp / positives if positives else 0.0
+
+    @property
+    def specificity(self) -> float:
+        """TN / (TN + FP); 1.0 when there were no label-0 instances."""
+        negatives = self.tn + self.fp
+        return self.tn / negatives if negatives else 1.0
+
+    @property
+    def perfect(self) -> bool:
+        """Whether precision and recall are both exactly 1."""
+        return self.fp == 0 and self.fn == 0 and self.tp > 0
+
+    def to_dict(self, top: int = 3) -> dict[str, Any]:
+        """JSON-friendly summary with the ``top`` strongest adversarial messages."""
+        strongest = [
+            {
+                "logit": round(float(logit), 4),
+                "message": [round(float(v), 4) for v in message.flatten().tolist()],
+            }
+            for message, logit in zip(
+                self.strongest_messages[:top], self.strongest_logits[:top], strict=True
+            )
+        ]
+        return {
+            "precision": self.precision,
+            "recall": self.recall,
+            "specificity": self.specificity,
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "tn": self.tn,
+            "strongest": strongest,
+        }
+
+
+def stress_test(
+    task: PVGTask,
+    verifier: nn.Module,
+    prover: nn.Module | None = None,
+    attacks: Sequence[str] = ATTACKS,
+    config: StressConfig | None = None,
+) -> dict[str, AttackResult]:
+    """Run the named attacks on a frozen copy of ``verifier``.
+
+    Args:
+        task: the task the verifier was trained on.
+        verifier: the verifier to test (not modified).
+        prover: the trained prover, whose messages start the message attack (optional).
+        attacks: any of ``"prover"`` and ``"messages"``.
+        config: attack settings; paper defaults if omitted.
+
+    Returns:
+        One :class:`AttackResult` per attack, by name.
+
+    The global torch RNG is seeded inside and restored afterwards, so a stress test run
+    in the middle of training does not change the rest of that training run.
+    """
+    config = config or StressConfig()
+    unknown = [a for a in attacks if a not in ATTACKS]
+    if unknown:
+        raise ValueError(f"unknown attack(s) {unknown}; choose from {list(ATTACKS)}")
+    device = next(verifier.parameters()).device
+    frozen = copy.deepcopy(verifier).eval().requires_grad_(False)
+    results: dict[str, AttackResult] = {}
+    with seeded(config.seed, device):
+        eval_gen = torch.Generator().manual_seed(config.seed)
+        x, y = (t.to(device) for t in task.sample(config.eval_size, eval_gen))
+        if "prover" in attacks:
+            results["prover"] = attack_with_prover(task, frozen, x, y, config)
+        if "messages" in attacks:
+            results["messages"] = attack_messages(task, frozen, x, y, config, prover)
+    return results
+
+
+def attack_with_prover(
+    task: PVGTask, frozen: nn.Module, x: Tensor, y: Tensor, config: StressConfig
+) -> AttackResult:
+    """Train a fresh prover against ``frozen`` and score its most likely messages on ``x``."""
+    device = x.device
+    prover = task.make_prover().to(device).train()
+    optimizer = torch.optim.Adam(prover.parameters(), lr=config.prover_lr)
+    train_gen = torch.Generator().manual_seed(config.seed + 1)
+    for _ in range(config.prover_steps):
+        bx, by = (t.to(device) for t in task.sample(config.batch_size, train_gen))
+        out: ProverOutput = prover(bx, by)
+        loss = F.softplus(-frozen(bx, out.message)).mean()  # -log p_v(1 | message)
+        optimizer.zero_grad()
+        torch.autograd.backward(loss)
+        optimizer.step()
+    prover.eval()
+    with torch.no_grad():
+        messages = prover(x, y).message
+    return _score("prover", frozen, x, y, messages, config.keep)
+
+
+def attack_messages(
+    task: PVGTask,
+    frozen: nn.Module,
+    x: Tensor,
+    y: Tensor,
+    config: StressConfig,
+    prover: nn.Module | None = None,
+) -> AttackResult:
+    """Optimize each instance's message with L-BFGS to maximize acceptance by ``frozen``."""
+    starts: list[Tensor] = []
+    if prover is not None:
+        was_training = prover.training
+        prover.eval()
+        with torch.no_grad():
+            starts.append(prover(x, y).message.detach().clone())
+        prover.train(was_training)
+    start_gen = torch.Generator().manual_seed(config.seed + 2)
+    for _ in range(config.random_starts):
+        starts.append(torch.randn(len(x), task.message_dim, generator=start_gen).to(x.device))
+    if not starts:
+        starts.append(torch.zeros(len(x), task.message_dim, device=x.device))
+
+    best_logits = torch.full((len(x),), -math.inf, device=x.device)
+    best_messages = torch.zeros(len(x), task.message_dim, device=x.device)
+    for start in starts:
+        free = start.clone().requires_grad_(True)
+        optimizer = torch.optim.LBFGS(
+            [free],
+            lr=config.lbfgs_lr,
+            max_iter=config.lbfgs_max_iter,
+            history_size=config.lbfgs_history,
+            tolerance_change=config.tolerance_change,
+            tolerance_grad=config.tolerance_grad,
+            line_search_fn="strong_wolfe",
+        )
+
+        def closure(free: Tensor = free, optimizer: torch.optim.LBFGS = optimizer) -> Tensor:
+            optimizer.zero_grad()
+            logits = frozen(x, task.message_from_free(free, x))
+            loss = F.softplus(-logits).sum()
+            torch.autograd.backward(loss)
+            return loss
+
+        optimizer.step(closure)  # type: ignore[no-untyped-call]
+        with torch.no_grad():
+            messages = task.message_from_free(free, x)
+            logits = frozen(x, messages)
+            better = logits > best_logits
+            best_logits = torch.where(better, logits, best_logits)
+            best_messages[better] = messages[better]
+    return _score("messages", frozen, x, y, best_messages, config.keep)
+
+
+def evaluate(
+    task: PVGTask, prover: nn.Module, verifier: nn.Module, x: Tensor, y: Tensor, seed: int = 0
+) -> Metrics:
+    """Verifier accuracy, precision, recall and counts on ``(x, y)``.
+
+    The prover sends its most likely messages (evaluation mode); ``sampled_*`` entries use
+    its sampled messages (training mode, Gumbel noise from ``seed``; the global RNG is
+    restored afterwards).  Tasks with :class:`MessageMetrics` add their statistics.
+    """
+    was_training = prover.training, verifier.training
+    verifier.eval()
+    row: Metrics = {}
+    with torch.no_grad(), seeded(seed, x.device):
+        for prefix, mode in (("", False), ("sampled_", True)):
+            prover.train(mode)
+            message = prover(x, y).message
+            tp, fp, fn, tn = confusion(verifier(x, message), y)
+            row[f"{prefix}verifier_accuracy"] = (tp + tn) / len(y)
+            if not mode:
+                row.update(tp=tp, fp=fp, fn=fn, tn=tn)
+                row["precision"] = tp / (tp + fp) if tp + fp else 1.0
+                row["recall"] = tp / (tp + fn) if tp + fn else 0.0
+            if isinstance(task, MessageMetrics):
+                stats = task.message_metrics(x, message)
+                row.update({f"{prefix}{k}": v for k, v in stats.items()})
+    prover.train(was_training[0])
+    verifier.train(was_training[1])
+    return row
+
+
+def confusion(logits: Tensor, labels: Tensor) -> tuple[int, int, int, int]:
+    """``(tp, fp, fn, tn)`` of the decisions ``logit > 0`` against 0/1 ``labels``."""
+    accepted = logits > 0
+    positive = labels > 0.5
+    return (
+        int((accepted & positive).sum()),
+        int((accepted & ~positive).sum()),
+        int((~accepted & positive).sum()),
+        int((~accepted & ~positive).sum()),
+    )
+
+
+def _score(
+    attack: str, frozen: nn.Module, x: Tensor, y: Tensor, messages: Tensor, keep: int
+) -> AttackResult:
+    with torch.no_grad():
+        logits = frozen(x, messages)
+    tp, fp, fn, tn = confusion(logits, y)
+    negatives = torch.nonzero(y < 0.5).flatten()
+    order = torch.argsort(logits[negatives], descending=True)[:keep]
+    chosen = negatives[order]
+    return AttackResult(
+        attack=attack,
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        tn=tn,
+        strongest_messages=messages[chosen].detach().cpu(),
+        strongest_logits=logits[chosen].detach().cpu(),
+        strongest_inputs=x[chosen].detach().cpu(),
+    )
+
+
+@contextmanager
+def seeded(seed: int, device: torch.device) -> Iterator[None]:
+    """Seed the global torch RNG (used by Gumbel noise and weight init), then restore it."""
+    devices = [device.index or 0] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        yield

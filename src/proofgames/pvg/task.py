@@ -1,0 +1,66 @@
+"""The task interface of Prover-Verifier Games (Anil et al. 2021).
+
+A task supplies instances with binary labels, a prover network that reads the instance
+and writes a message, and a verifier network that reads the message (and whatever view of
+the instance the task allows) and outputs the logit of P[label = 1].  The prover always
+argues for label 1.  Everything a training loop or a stress test needs goes through this
+interface, so a new task is one file.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+
+@dataclass
+class ProverOutput:
+    """What a prover produces for a batch.
+
+    Attributes:
+        message: shape ``(n, message_dim)``: what the verifier receives (for discrete
+            channels, a one-hot vector with straight-through gradients).
+        aux_loss: extra prover loss of the task's auxiliary heads (0 if none).
+    """
+
+    message: Tensor
+    aux_loss: Tensor
+
+
+class PVGTask(abc.ABC):
+    """A Prover-Verifier Game task.
+
+    Attributes:
+        name: registry name (``"bec"``, ``"find-the-plus"``).
+        message_dim: size of a message vector.
+    """
+
+    name: str
+    message_dim: int
+
+    @abc.abstractmethod
+    def sample(self, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+        """``n`` instances and their labels (float tensor of 0/1), balanced in expectation."""
+
+    @abc.abstractmethod
+    def make_prover(self) -> nn.Module:
+        """A fresh prover; ``prover(x, labels)`` returns a :class:`ProverOutput`.
+
+        ``labels`` (the true labels) feed only auxiliary losses; the message must not
+        depend on them.
+        """
+
+    @abc.abstractmethod
+    def make_verifier(self) -> nn.Module:
+        """A fresh verifier; ``verifier(x, message)`` returns logits of P[label 1], ``(n,)``."""
+
+    @abc.abstractmethod
+    def message_from_free(self, free: Tensor, x: Tensor) -> Tensor:
+        """Map unconstrained parameters ``(n, message_dim)`` to a legal message for ``x``.
+
+        Used by the message-optimization stress test (L-BFGS over ``free``): e.g. a masked
+        softmax over the tokens the channel allows, or the identity for real messages.
+        """

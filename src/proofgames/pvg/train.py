@@ -1,0 +1,401 @@
+"""One training loop for Prover-Verifier Games, every formulation in plain sight.
+
+The verifier is trained to predict the true label from the message (cross-entropy with
+optional label smoothing, which is the paper's entropy regularization); the prover is
+trained to make the verifier say 1 (``-log p_v(1 | message)``), or, in the collaborative
+baseline, to make it say the true label.  A *game step* is one round of the chosen
+formulation:
+
+* ``simultaneous`` -- both players take gradient steps from the same point, each with its
+  own Adam; extra verifier (or prover) steps repeat the joint step for that player only;
+* ``prover-first`` -- the prover leads: before each of its updates the verifier is trained
+  towards its best response; with ``best_response="closed-form"`` (BEC) the prover's
+  loss is taken against the exact best response and differentiated *through* it, which is
+  what makes prover-first play collapse to erasure tokens (Theorem 5); with ``"trained"``
+  the leader does not anticipate the response (its gradient holds the verifier fixed);
+* ``verifier-first`` -- the verifier leads: between verifier updates the prover is trained
+  towards its best response;
+* ``collaborative`` -- simultaneous play where the prover argues for the true label.
+
+Heuristics from the paper's Appendix D are options of :class:`TrainConfig`: several
+verifier steps per prover step, adaptive prover steps, prover pretraining on the task's
+auxiliary losses, label smoothing.  Metrics on a fixed evaluation batch go to a JSONL log;
+the agents and the configuration go to a checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TextIO, runtime_checkable
+
+import torch
+import torch.nn.functional as F
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from torch import Tensor, nn
+
+from .checkpoint import save_checkpoint
+from .stress import Metrics, StressConfig, evaluate, stress_test
+from .task import ProverOutput, PVGTask
+
+FORMULATIONS = ("simultaneous", "prover-first", "verifier-first", "collaborative")
+BEST_RESPONSES = ("auto", "closed-form", "trained")
+
+
+@runtime_checkable
+class ClosedFormResponse(Protocol):
+    """A task that knows the verifier's exact best response to a prover (BEC)."""
+
+    def best_response_prover_loss(self, prover: nn.Module, label_smoothing: float) -> Tensor:
+        """The prover's loss against the best-responding verifier, differentiable."""
+        ...
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run (paper defaults for BEC).
+
+    Attributes:
+        formulation: one of :data:`FORMULATIONS`.
+        steps: game steps (one leader round each; see the module docstring).
+        batch_size: instances per gradient step.
+        lr: Adam learning rate of both players (PyTorch's other Adam defaults).
+        verifier_steps: verifier updates per game step (default 1 for verifier-first,
+            else 5).
+        prover_steps: prover updates per game step (default 5 for verifier-first, else 1).
+        adaptive_threshold: if set, add one prover step per game step whenever the
+            verifier's training accuracy stayed above this for ``adaptive_window`` game
+            steps, up to ``max_prover_steps``.
+        adaptive_window: see ``adaptive_threshold``.
+        max_prover_steps: see ``adaptive_threshold``.
+        pretrain_steps: prover steps on the task's auxiliary losses before the game.
+        label_smoothing: ``s``: the verifier's targets are ``y (1 - s) + s / 2``.
+        aux_weight: weight of the prover's auxiliary losses during the game.
+        best_response: for prover-first play, ``"closed-form"`` (needs a task with
+            :class:`ClosedFormResponse`), ``"trained"`` or ``"auto"`` (closed form when
+            the task has one).
+        seed: seeds weight init, Gumbel noise and the data.
+        device: ``"auto"`` (CUDA if available, else CPU), ``"cpu"``, ``"cuda"``, ...
+        eval_size: size of the fixed evaluation batch.
+        log_every: game steps between metric rows (the last step is always logged).
+        stress_every: if positive, stress-test the verifier every this many game steps
+            (and at the end), logging precision and recall per attack.
+        stop_when_sound: stop at the first stress test with precision = recall = 1
+            against both attacks.
+        stress: settings of those stress tests.
+        out_dir: where to write ``agents.pt``, ``config.json`` and ``metrics.jsonl``
+            (nothing is written if omitted).
+        progress: show a progress bar on a terminal.
+    """
+
+    formulation: str = "simultaneous"
+    steps: int = 1000
+    batch_size: int = 2000
+    lr: float = 3e-4
+    verifier_steps: int | None = None
+    prover_steps: int | None = None
+    adaptive_threshold: float | None = None
+    adaptive_window: int = 20
+    max_prover_steps: int = 15
+    pretrain_steps: int = 0
+    label_smoothing: float = 0.05
+    aux_weight: float = 1.0
+    best_response: str = "auto"
+    seed: int = 0
+    device: str = "auto"
+    eval_size: int = 2000
+    log_every: int = 10
+    stress_every: int = 0
+    stop_when_sound: bool = False
+    stress: StressConfig = field(default_factory=StressConfig)
+    out_dir: str | None = None
+    progress: bool = True
+
+    def step_counts(self) -> tuple[int, int]:
+        """``(verifier_steps, prover_steps)`` per game step, defaults filled in."""
+        leader_is_verifier = self.formulation == "verifier-first"
+        v = (
+            self.verifier_steps
+            if self.verifier_steps is not None
+            else (1 if leader_is_verifier else 5)
+        )
+        p = self.prover_steps if self.prover_steps is not None else (5 if leader_is_verifier else 1)
+        return v, p
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` on an inconsistent configuration."""
+        if self.formulation not in FORMULATIONS:
+            raise ValueError(f"formulation {self.formulation!r} not in {FORMULATIONS}")
+        if self.best_response not in BEST_RESPONSES:
+            raise ValueError(f"best_response {self.best_response!r} not in {BEST_RESPONSES}")
+        if self.steps < 1 or self.batch_size < 1 or self.eval_size < 1 or self.log_every < 1:
+            raise ValueError("steps, batch_size, eval_size and log_every must be positive")
+        if min(self.step_counts()) < 1:
+            raise ValueError("verifier_steps and prover_steps must be positive")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        """Inverse of :meth:`to_dict`."""
+        values = dict(data)
+        values["stress"] = StressConfig(**values.get("stress", {}))
+        return cls(**values)
+
+
+@dataclass
+class TrainResult:
+    """The outcome of :func:`train`.
+
+    Attributes:
+        prover: the trained prover.
+        verifier: the trained verifier.
+        checkpoint: path of ``agents.pt``, if ``out_dir`` was given.
+        verifier_accuracy: on the evaluation batch at the end.
+        steps: game steps played.
+        seconds: wall time of the whole call.
+        train_seconds: wall time without the stress tests.
+        sound_at: first game step where stress tests found precision = recall = 1
+            against both attacks (``None`` if never or not tested).
+        sound_seconds: ``train_seconds`` up to that step.
+        metrics: the logged metric rows.
+    """
+
+    prover: nn.Module
+    verifier: nn.Module
+    checkpoint: Path | None
+    verifier_accuracy: float
+    steps: int
+    seconds: float
+    train_seconds: float
+    sound_at: int | None
+    sound_seconds: float | None
+    metrics: list[Metrics]
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON the CLI prints."""
+        return {
+            "checkpoint": str(self.checkpoint) if self.checkpoint else None,
+            "verifier_accuracy": self.verifier_accuracy,
+            "steps": self.steps,
+            "seconds": round(self.seconds, 3),
+            "train_seconds": round(self.train_seconds, 3),
+            "sound_at": self.sound_at,
+            "sound_seconds": None if self.sound_seconds is None else round(self.sound_seconds, 3),
+            "final": self.metrics[-1] if self.metrics else {},
+        }
+
+
+def resolve_device(name: str) -> torch.device:
+    """``"auto"`` means CUDA when available, else CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def train(task: PVGTask, config: TrainConfig | None = None) -> TrainResult:
+    """Train a prover and a verifier on ``task`` under ``config``; see the module docstring.
+
+    Runs with the same seed on CPU are identical.
+    """
+    config = config or TrainConfig()
+    config.validate()
+    start = time.perf_counter()
+    device = resolve_device(config.device)
+    torch.manual_seed(config.seed)  # weight init and Gumbel noise
+    data_gen = torch.Generator().manual_seed(config.seed)
+    eval_x, eval_y = (t.to(device) for t in task.sample(config.eval_size, data_gen))
+    game = _Game(task, config, device, data_gen)
+    if config.formulation == "prover-first":
+        game.closed_form = _use_closed_form(task, config.best_response)
+    verifier_steps, prover_steps = config.step_counts()
+
+    for _ in range(config.pretrain_steps):
+        game.pretrain_step()
+
+    metrics: list[Metrics] = []
+    log = _open_log(config)
+    stress_seconds, sound_at, sound_seconds = 0.0, None, None
+    streak, step = 0, 0
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn(f"[bold]pvg {task.name} {config.formulation}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("acc {task.fields[acc]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not (config.progress and console.is_terminal),
+    ) as bar:
+        bar_task = bar.add_task("train", total=config.steps, acc="-")
+        for step in range(1, config.steps + 1):
+            losses = game.play(verifier_steps, prover_steps)
+
+            if config.adaptive_threshold is not None:
+                streak = streak + 1 if losses["train_accuracy"] > config.adaptive_threshold else 0
+                if streak >= config.adaptive_window and prover_steps < config.max_prover_steps:
+                    prover_steps, streak = prover_steps + 1, 0
+
+            last = step == config.steps
+            stress_now = config.stress_every > 0 and (last or step % config.stress_every == 0)
+            if not (last or stress_now or step % config.log_every == 0):
+                bar.advance(bar_task)
+                continue
+            row: Metrics = {"step": step, "prover_steps": prover_steps, **losses}
+            row.update(evaluate(task, game.prover, game.verifier, eval_x, eval_y, config.seed))
+            if stress_now:
+                tick = time.perf_counter()
+                results = stress_test(task, game.verifier, game.prover, config=config.stress)
+                stress_seconds += time.perf_counter() - tick
+                for name, result in results.items():
+                    row[f"{name}_precision"] = result.precision
+                    row[f"{name}_recall"] = result.recall
+                if sound_at is None and all(r.perfect for r in results.values()):
+                    sound_at = step
+                    sound_seconds = time.perf_counter() - start - stress_seconds
+            row["seconds"] = round(time.perf_counter() - start - stress_seconds, 4)
+            metrics.append(row)
+            if log is not None:
+                log.write(json.dumps(row) + "\n")
+                log.flush()
+            bar.update(bar_task, advance=1, acc=f"{row['verifier_accuracy']:.3f}")
+            if config.stop_when_sound and sound_at is not None:
+                break
+    if log is not None:
+        log.close()
+
+    checkpoint = None
+    if config.out_dir is not None:
+        checkpoint = save_checkpoint(Path(config.out_dir), task, game.prover, game.verifier, config)
+    seconds = time.perf_counter() - start
+    return TrainResult(
+        prover=game.prover,
+        verifier=game.verifier,
+        checkpoint=checkpoint,
+        verifier_accuracy=metrics[-1]["verifier_accuracy"],
+        steps=step,
+        seconds=seconds,
+        train_seconds=seconds - stress_seconds,
+        sound_at=sound_at,
+        sound_seconds=sound_seconds,
+        metrics=metrics,
+    )
+
+
+class _Game:
+    """The two players, their optimizers and the update rules of one game step."""
+
+    def __init__(
+        self, task: PVGTask, config: TrainConfig, device: torch.device, data: torch.Generator
+    ) -> None:
+        self.task, self.config, self.device, self.data = task, config, device, data
+        self.prover = task.make_prover().to(device).train()
+        self.verifier = task.make_verifier().to(device).train()
+        self.prover_opt = torch.optim.Adam(self.prover.parameters(), lr=config.lr)
+        self.verifier_opt = torch.optim.Adam(self.verifier.parameters(), lr=config.lr)
+        self.collaborative = config.formulation == "collaborative"
+        self.closed_form = False
+
+    def batch(self) -> tuple[Tensor, Tensor]:
+        x, y = self.task.sample(self.config.batch_size, self.data)
+        return x.to(self.device), y.to(self.device)
+
+    def play(self, verifier_steps: int, prover_steps: int) -> Metrics:
+        """One game step of the configured formulation; returns the last losses."""
+        out: Metrics = {}
+        formulation = self.config.formulation
+        if formulation in ("simultaneous", "collaborative"):
+            for i in range(max(verifier_steps, prover_steps)):
+                out.update(self.joint_step(i < prover_steps, i < verifier_steps))
+        elif formulation == "prover-first":
+            for _ in range(verifier_steps):  # the follower moves towards its best response
+                out.update(self.joint_step(False, True))
+            for _ in range(prover_steps):
+                out.update(
+                    self.closed_form_step() if self.closed_form else self.joint_step(True, False)
+                )
+        else:  # verifier-first
+            for _ in range(prover_steps):
+                out.update(self.joint_step(True, False))
+            for _ in range(verifier_steps):
+                out.update(self.joint_step(False, True))
+        return out
+
+    def joint_step(self, update_prover: bool, update_verifier: bool) -> Metrics:
+        """Gradients of both losses at the current point; step the chosen players."""
+        x, y = self.batch()
+        with torch.set_grad_enabled(update_prover):
+            out: ProverOutput = self.prover(x, y)
+        logits = self.verifier(x, out.message)
+        metrics: Metrics = {}
+        if update_prover:
+            target = y if self.collaborative else torch.ones_like(y)
+            prover_loss = F.binary_cross_entropy_with_logits(logits, target)
+            total = prover_loss + self.config.aux_weight * out.aux_loss
+            self.prover_opt.zero_grad()
+            torch.autograd.backward(
+                total, inputs=list(self.prover.parameters()), retain_graph=update_verifier
+            )
+            metrics["prover_loss"] = float(prover_loss.detach())
+        if update_verifier:
+            s = self.config.label_smoothing
+            verifier_loss = F.binary_cross_entropy_with_logits(logits, y * (1 - s) + s / 2)
+            self.verifier_opt.zero_grad()
+            torch.autograd.backward(verifier_loss, inputs=list(self.verifier.parameters()))
+            metrics["verifier_loss"] = float(verifier_loss.detach())
+            metrics["train_accuracy"] = float(((logits > 0).float() == y).float().mean())
+        if update_prover:
+            self.prover_opt.step()
+        if update_verifier:
+            self.verifier_opt.step()
+        return metrics
+
+    def closed_form_step(self) -> Metrics:
+        """A leading prover's step against the exact, anticipated verifier response."""
+        assert isinstance(self.task, ClosedFormResponse)
+        loss = self.task.best_response_prover_loss(self.prover, self.config.label_smoothing)
+        self.prover_opt.zero_grad()
+        torch.autograd.backward(loss, inputs=list(self.prover.parameters()))
+        self.prover_opt.step()
+        return {"prover_loss": float(loss.detach())}
+
+    def pretrain_step(self) -> None:
+        """One prover step on the task's auxiliary losses alone (skipped if there are none)."""
+        x, y = self.batch()
+        out: ProverOutput = self.prover(x, y)
+        if out.aux_loss.requires_grad:
+            self.prover_opt.zero_grad()
+            torch.autograd.backward(out.aux_loss)
+            self.prover_opt.step()
+
+
+def _use_closed_form(task: PVGTask, choice: str) -> bool:
+    available = isinstance(task, ClosedFormResponse)
+    if choice == "closed-form" and not available:
+        raise ValueError(f"task {task.name!r} has no closed-form verifier best response")
+    return available and choice != "trained"
+
+
+def _open_log(config: TrainConfig) -> TextIO | None:
+    if config.out_dir is None:
+        return None
+    Path(config.out_dir).mkdir(parents=True, exist_ok=True)
+    return (Path(config.out_dir) / "metrics.jsonl").open("w")
+
+
+__all__ = [
+    "BEST_RESPONSES",
+    "FORMULATIONS",
+    "TrainConfig",
+    "TrainResult",
+    "resolve_device",
+    "train",
+]
