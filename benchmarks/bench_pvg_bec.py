@@ -75,7 +75,7 @@ def main() -> None:
         },
         "simultaneous": runs,
         "sound_runs": f"{len(seconds)}/{len(runs)}",
-        "median_seconds_to_sound": statistics.median(seconds) if seconds else None,
+        "median_seconds_to_sound": round(statistics.median(seconds), 2) if seconds else None,
         "max_seconds_to_sound": max(seconds) if seconds else None,
         "prover_first": collapse,
     }
