@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from proofgames._readme import replace_block
 from proofgames.machines import CNF, SatProblem, TableauTranscript, TuringMachine, planted_3sat
 from proofgames.protocols import play_bisection, play_cross_examination
 from proofgames.protocols.witness import play_witness
@@ -213,13 +214,7 @@ def markdown(result: dict) -> str:
 
 
 def update_readme(md: str) -> None:
-    readme = ROOT / "README.md"
-    start, end = "<!-- bench:deterministic:start -->", "<!-- bench:deterministic:end -->"
-    text = readme.read_text()
-    if start in text and end in text:
-        head, rest = text.split(start, 1)
-        _, tail = rest.split(end, 1)
-        readme.write_text(f"{head}{start}\n{md}{end}{tail}")
+    replace_block(ROOT / "README.md", "bench:deterministic", md)
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ the optimized prover and the L-BFGS-optimized messages.  Reported per seed: the 
 and the training seconds (stress-test time excluded) at that point.  Also measured:
 prover-first play (closed-form verifier best response) and its fraction of erasure tokens.
 
-Writes benchmarks/results/pvg_bec.{json,md}.
+Writes benchmarks/results/pvg_bec.{json,md} and the README's ``bench:pvg`` block.
 Run:  .venv/bin/python benchmarks/bench_pvg_bec.py [--seeds 8]
 """
 
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import torch
 
+from proofgames._readme import replace_block
 from proofgames.pvg import BinaryErasureChannel, TrainConfig, train
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,8 +99,16 @@ def main() -> None:
             for r in collapse
         ),
     ]
-    (OUT / "pvg_bec.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    header = (
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, torch "
+        f"{torch.__version__}, {torch.get_num_threads()} thread(s) "
+        "(`.venv/bin/python benchmarks/bench_pvg_bec.py`). Seconds of training (stress "
+        "tests excluded) until both attacks find precision = recall = 1, paper settings:"
+    )
+    md = header + "\n\n" + "\n".join(lines) + "\n"
+    (OUT / "pvg_bec.md").write_text(md)
+    replace_block(ROOT / "README.md", "bench:pvg", md)
+    print(md)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from proofgames._readme import replace_block
 from proofgames.protocols import play_stochastic_batch
 from proofgames.stochastic import StochasticBuilder, StochasticParams, paper_params
 from proofgames.strategies import make_strategy
@@ -109,12 +110,7 @@ def main() -> None:
     ]
     md = "\n".join(lines) + "\n"
     (OUT / "stochastic.md").write_text(md)
-    readme = ROOT / "README.md"
-    start, end = "<!-- bench:stochastic:start -->", "<!-- bench:stochastic:end -->"
-    text = readme.read_text()
-    if start in text and end in text:
-        head, rest = text.split(start, 1)
-        readme.write_text(f"{head}{start}\n{md}{end}{rest.split(end, 1)[1]}")
+    replace_block(ROOT / "README.md", "bench:stochastic", md)
     print(md)
 
 

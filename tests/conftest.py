@@ -23,3 +23,13 @@ SMALL_RUNS = [
 def small_run(request: pytest.FixtureRequest) -> tuple[TuringMachine, int]:
     text, steps = request.param
     return TuringMachine.sized(text, steps), steps
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny networks: one thread is as fast, and immune to oversubscribed CPUs."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

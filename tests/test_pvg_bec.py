@@ -6,14 +6,7 @@ torch = pytest.importorskip("torch")
 
 from proofgames.pvg.bec import ERASURE_START, BinaryErasureChannel  # noqa: E402
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny networks: one thread is as fast, and immune to oversubscribed CPUs."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ from proofgames.pvg.find_the_plus import (  # noqa: E402
     FindThePlus,
     PlusProver,
     PlusVerifier,
-    _plus_maps,
     count_pluses,
     pixel_to_shift,
+    plus_maps,
     plus_mask,
     shift_to_pixel,
 )
@@ -51,7 +51,7 @@ def test_plus_positions_cover_the_image() -> None:
     x, _ = FindThePlus().sample(2000, gen(2))
     zeros, ones = count_pluses(x)
     assert (zeros + ones == 1).all()
-    z, o = _plus_maps(x)
+    z, o = plus_maps(x)
     centres = (z | o).sum(0)
     assert (centres > 0).all()  # every one of the 8x8 centres occurs
 

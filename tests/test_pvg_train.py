@@ -26,13 +26,7 @@ SMALL = {"batch_size": 500, "eval_size": 1000, "progress": False}
 STRESS = StressConfig(batch_size=500, eval_size=1000)  # 500 Adam steps, L-BFGS <= 300
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny networks: one thread is as fast, and immune to oversubscribed CPUs."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,8 @@ Example:
 from .bec import BECProver, BECVerifier, BinaryErasureChannel
 from .checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from .registry import make_task, register_task, task_defaults, task_names
+from .report import write_report
+from .reproduce import PROFILES, Profile, reproduce
 from .stress import ATTACKS, AttackResult, StressConfig, evaluate, stress_test
 from .task import ProverOutput, PVGTask
 from .train import (
@@ -27,8 +29,10 @@ __all__ = [
     "BECProver",
     "BECVerifier",
     "BinaryErasureChannel",
+    "PROFILES",
     "Checkpoint",
     "PVGTask",
+    "Profile",
     "ProverOutput",
     "StressConfig",
     "TrainConfig",
@@ -37,9 +41,11 @@ __all__ = [
     "load_checkpoint",
     "make_task",
     "register_task",
+    "reproduce",
     "save_checkpoint",
     "stress_test",
     "task_defaults",
     "task_names",
     "train",
+    "write_report",
 ]

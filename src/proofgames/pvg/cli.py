@@ -151,4 +151,82 @@ def stress_command(
         )
 
 
-__all__ = ["app", "stress_command", "train_command"]
+@app.command("reproduce")
+def reproduce_command(
+    seeds: Annotated[int, typer.Option(help="Number of training seeds (0, 1, ...).")] = 4,
+    profile: Annotated[
+        str, typer.Option(help="Scale: cpu (default), paper (full settings) or smoke.")
+    ] = "cpu",
+    task: Annotated[
+        list[str] | None, typer.Option(help="Only this task (repeatable): bec, find-the-plus.")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Report folder.")] = Path("reports/pvg"),
+    readme: Annotated[
+        Path | None, typer.Option(help="Also update the report:pvg block of this README.")
+    ] = None,
+    workers: Annotated[
+        int, typer.Option(help="FindThePlus seeds trained in parallel (one thread each).")
+    ] = 1,
+    device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
+    json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Reproduce Tables 2 and 3, Figures 2 and 4 and Theorems 4 vs 5; write a report."""
+    from .report import summary_tables, write_report
+    from .reproduce import PROFILES, reproduce
+
+    if profile not in PROFILES:
+        _fail(f"unknown profile {profile!r}; choose from {', '.join(PROFILES)}")
+    if seeds < 1:
+        _fail(f"--seeds must be at least 1, got {seeds}")
+    tasks = tuple(task) if task else ("bec", "find-the-plus")
+    try:
+        results = reproduce(
+            range(seeds),
+            profile,
+            tasks,
+            device,
+            progress=not json_output,
+            workers=workers,
+            runs_dir=out / "runs",
+        )
+    except (ProofgamesError, ValueError) as exc:
+        _fail(str(exc))
+        return
+    path = write_report(results, out, readme)
+    if json_output:
+        summary = {
+            "report": str(path),
+            "seconds": results["seconds"],
+            **{t: results[t]["table"] for t in tasks},
+        }
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    console.print(summary_tables(results))
+    console.print(f"report: {path}")
+
+
+@app.command("report")
+def report_command(
+    results: Annotated[Path, typer.Argument(help="results.json written by `pvg reproduce`.")],
+    out: Annotated[
+        Path | None, typer.Option(help="Report folder (default: the folder of RESULTS).")
+    ] = None,
+    readme: Annotated[
+        Path | None, typer.Option(help="Also update the report:pvg block of this README.")
+    ] = None,
+) -> None:
+    """Rewrite the report and figures from saved measurements, without training."""
+    from .report import write_report
+
+    try:
+        data = json.loads(results.read_text())
+    except (OSError, ValueError) as exc:
+        _fail(f"cannot read {results}: {exc}")
+        return
+    if not isinstance(data, dict) or "seeds" not in data or "profile" not in data:
+        _fail(f"{results} is not a results.json written by `proofgames pvg reproduce`")
+    path = write_report(data, out or results.parent, readme)
+    console.print(f"report: {path}")
+
+
+__all__ = ["app", "report_command", "reproduce_command", "stress_command", "train_command"]

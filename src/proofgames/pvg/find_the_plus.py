@@ -37,6 +37,7 @@ __all__ = [
     "SpatialBroadcastDecoder",
     "count_pluses",
     "pixel_to_shift",
+    "plus_maps",
     "plus_mask",
     "shift_to_pixel",
 ]
@@ -55,7 +56,7 @@ def plus_mask(rows: Tensor, cols: Tensor, size: int) -> Tensor:
     return mask
 
 
-def _plus_maps(images: Tensor) -> tuple[Tensor, Tensor]:
+def plus_maps(images: Tensor) -> tuple[Tensor, Tensor]:
     """Where zero-pluses and one-pluses are centred: two bool maps ``(n, size-2, size-2)``.
 
     Entry ``[i, r, c]`` refers to the plus centred at pixel ``(r + 1, c + 1)``.
@@ -78,7 +79,7 @@ def count_pluses(images: Tensor) -> tuple[Tensor, Tensor]:
     Returns:
         ``(n_zero_plus, n_one_plus)``, two integer tensors of shape ``(n,)``.
     """
-    zeros, ones = _plus_maps(images)
+    zeros, ones = plus_maps(images)
     return zeros.flatten(1).sum(1), ones.flatten(1).sum(1)
 
 
@@ -181,13 +182,20 @@ class PlusProver(nn.Module):
         return logits[:, 0]
 
     def forward(self, x: Tensor, labels: Tensor | None = None) -> ProverOutput:
-        """Message and auxiliary loss; ``labels`` (true labels) only feed the aux loss."""
+        """Message and auxiliary loss.
+
+        ``labels`` (true labels) only feed the auxiliary heads; without them no auxiliary
+        loss is computed (it is 0), which saves the decoder's cost when only the message
+        is needed.
+        """
         feats = self.features(x)
         message: Tensor = self.to_message(feats)
         aux = x.new_zeros(())
+        if labels is None:
+            return ProverOutput(message=message, aux_loss=aux)
         if self.recon_weight:
             aux = aux + self.recon_weight * F.mse_loss(self.decoder(feats), x)
-        if self.cls_weight and labels is not None:
+        if self.cls_weight:
             logits: Tensor = self.classifier(feats)
             aux = aux + self.cls_weight * F.binary_cross_entropy_with_logits(
                 logits[:, 0], labels.float()
@@ -329,7 +337,7 @@ class FindThePlus(PVGTask):
         own[index, rows - 1, cols - 1] = True
         flat = images.view(n, s * s)
         for _ in range(self.max_repairs):
-            zeros, ones = _plus_maps(images)
+            zeros, ones = plus_maps(images)
             extra = (zeros | ones) & ~own
             bad = extra.flatten(1).any(dim=1)
             if not bool(bad.any()):

@@ -143,6 +143,12 @@ class AttackResult:
         return self.tn / negatives if negatives else 1.0
 
     @property
+    def accuracy(self) -> float:
+        """(TP + TN) / all: the verifier's accuracy when the attacker argues for 1."""
+        total = self.tp + self.fp + self.fn + self.tn
+        return (self.tp + self.tn) / total if total else 0.0
+
+    @property
     def perfect(self) -> bool:
         """Whether precision and recall are both exactly 1."""
         return self.fp == 0 and self.fn == 0 and self.tp > 0
@@ -162,6 +168,7 @@ class AttackResult:
             "precision": self.precision,
             "recall": self.recall,
             "specificity": self.specificity,
+            "accuracy": self.accuracy,
             "tp": self.tp,
             "fp": self.fp,
             "fn": self.fn,
@@ -218,15 +225,16 @@ def attack_with_prover(
     optimizer = torch.optim.Adam(prover.parameters(), lr=config.prover_lr)
     train_gen = torch.Generator().manual_seed(config.seed + 1)
     for _ in range(config.prover_steps):
-        bx, by = (t.to(device) for t in task.sample(config.batch_size, train_gen))
-        out: ProverOutput = prover(bx, by)
+        bx, _ = task.sample(config.batch_size, train_gen)
+        bx = bx.to(device)
+        out: ProverOutput = prover(bx, None)
         loss = F.softplus(-frozen(bx, out.message)).mean()  # -log p_v(1 | message)
         optimizer.zero_grad()
         torch.autograd.backward(loss)
         optimizer.step()
     prover.eval()
     with torch.no_grad():
-        messages = prover(x, y).message
+        messages = prover(x, None).message
     return _score("prover", frozen, x, y, messages, config.keep)
 
 
@@ -244,7 +252,7 @@ def attack_messages(
         was_training = prover.training
         prover.eval()
         with torch.no_grad():
-            starts.append(prover(x, y).message.detach().clone())
+            starts.append(prover(x, None).message.detach().clone())
         prover.train(was_training)
     start_gen = torch.Generator().manual_seed(config.seed + 2)
     for _ in range(config.random_starts):
@@ -298,7 +306,7 @@ def evaluate(
     with torch.no_grad(), seeded(seed, x.device):
         for prefix, mode in (("", False), ("sampled_", True)):
             prover.train(mode)
-            message = prover(x, y).message
+            message = prover(x, None).message
             tp, fp, fn, tn = confusion(verifier(x, message), y)
             row[f"{prefix}verifier_accuracy"] = (tp + tn) / len(y)
             if not mode:

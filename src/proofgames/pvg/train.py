@@ -25,8 +25,10 @@ the agents and the configuration go to a checkpoint.
 
 from __future__ import annotations
 
+import copy
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
@@ -38,7 +40,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from torch import Tensor, nn
 
 from .checkpoint import save_checkpoint
-from .stress import Metrics, StressConfig, evaluate, stress_test
+from .stress import ATTACKS, Metrics, StressConfig, evaluate, stress_test
 from .task import ProverOutput, PVGTask
 
 FORMULATIONS = ("simultaneous", "prover-first", "verifier-first", "collaborative")
@@ -84,7 +86,13 @@ class TrainConfig:
         stress_every: if positive, stress-test the verifier every this many game steps
             (and at the end), logging precision and recall per attack.
         stop_when_sound: stop at the first stress test with precision = recall = 1
-            against both attacks.
+            against every attack run.
+        stress_attacks: which attacks those stress tests run (see
+            :data:`~proofgames.pvg.stress.ATTACKS`).
+        keep_best: if set to an attack name, return (and checkpoint) the agents of the
+            stress test with the highest verifier accuracy against that attack instead
+            of the last ones -- the paper's model selection for FindThePlus (Appendix
+            E.2, ``"messages"``).
         stress: settings of those stress tests.
         out_dir: where to write ``agents.pt``, ``config.json`` and ``metrics.jsonl``
             (nothing is written if omitted).
@@ -110,6 +118,8 @@ class TrainConfig:
     log_every: int = 10
     stress_every: int = 0
     stop_when_sound: bool = False
+    stress_attacks: tuple[str, ...] = ATTACKS
+    keep_best: str | None = None
     stress: StressConfig = field(default_factory=StressConfig)
     out_dir: str | None = None
     progress: bool = True
@@ -135,6 +145,17 @@ class TrainConfig:
             raise ValueError("steps, batch_size, eval_size and log_every must be positive")
         if min(self.step_counts()) < 1:
             raise ValueError("verifier_steps and prover_steps must be positive")
+        unknown = [a for a in self.stress_attacks if a not in ATTACKS]
+        if unknown or not self.stress_attacks:
+            raise ValueError(f"stress_attacks must be a non-empty subset of {ATTACKS}")
+        if self.keep_best is not None:
+            if self.keep_best not in self.stress_attacks:
+                raise ValueError(
+                    f"keep_best={self.keep_best!r} must be one of stress_attacks "
+                    f"{self.stress_attacks}"
+                )
+            if self.stress_every < 1:
+                raise ValueError("keep_best needs stress tests: set stress_every > 0")
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
 
@@ -147,6 +168,8 @@ class TrainConfig:
         """Inverse of :meth:`to_dict`."""
         values = dict(data)
         values["stress"] = StressConfig(**values.get("stress", {}))
+        if "stress_attacks" in values:
+            values["stress_attacks"] = tuple(values["stress_attacks"])
         return cls(**values)
 
 
@@ -166,6 +189,8 @@ class TrainResult:
             against both attacks (``None`` if never or not tested).
         sound_seconds: ``train_seconds`` up to that step.
         metrics: the logged metric rows.
+        best_step: with ``keep_best``, the game step whose agents were kept.
+        best_accuracy: their verifier accuracy against the ``keep_best`` attack.
     """
 
     prover: nn.Module
@@ -178,6 +203,8 @@ class TrainResult:
     sound_at: int | None
     sound_seconds: float | None
     metrics: list[Metrics]
+    best_step: int | None = None
+    best_accuracy: float | None = None
 
     def summary(self) -> dict[str, Any]:
         """The JSON the CLI prints."""
@@ -189,6 +216,8 @@ class TrainResult:
             "train_seconds": round(self.train_seconds, 3),
             "sound_at": self.sound_at,
             "sound_seconds": None if self.sound_seconds is None else round(self.sound_seconds, 3),
+            "best_step": self.best_step,
+            "best_accuracy": self.best_accuracy,
             "final": self.metrics[-1] if self.metrics else {},
         }
 
@@ -200,8 +229,20 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def train(task: PVGTask, config: TrainConfig | None = None) -> TrainResult:
+Observer = Callable[[int, nn.Module, nn.Module], None]
+
+
+def train(
+    task: PVGTask, config: TrainConfig | None = None, observe: Observer | None = None
+) -> TrainResult:
     """Train a prover and a verifier on ``task`` under ``config``; see the module docstring.
+
+    Args:
+        task: the game's task.
+        config: the run's settings (defaults if omitted).
+        observe: called as ``observe(step, prover, verifier)`` before the first game step
+            (step 0) and at every logged step, e.g. to record the agents' outputs for a
+            dynamics plot; it must not change the agents.
 
     Runs with the same seed on CPU are identical.
     """
@@ -219,6 +260,9 @@ def train(task: PVGTask, config: TrainConfig | None = None) -> TrainResult:
 
     for _ in range(config.pretrain_steps):
         game.pretrain_step()
+    if observe is not None:
+        observe(0, game.prover, game.verifier)
+    best: tuple[float, int, dict[str, Any], dict[str, Any]] | None = None
 
     metrics: list[Metrics] = []
     log = _open_log(config)
@@ -253,16 +297,25 @@ def train(task: PVGTask, config: TrainConfig | None = None) -> TrainResult:
             row.update(evaluate(task, game.prover, game.verifier, eval_x, eval_y, config.seed))
             if stress_now:
                 tick = time.perf_counter()
-                results = stress_test(task, game.verifier, game.prover, config=config.stress)
-                stress_seconds += time.perf_counter() - tick
+                results = stress_test(
+                    task, game.verifier, game.prover, config.stress_attacks, config.stress
+                )
                 for name, result in results.items():
                     row[f"{name}_precision"] = result.precision
                     row[f"{name}_recall"] = result.recall
+                    row[f"{name}_accuracy"] = result.accuracy
+                if config.keep_best is not None:
+                    score = results[config.keep_best].accuracy
+                    if best is None or score > best[0]:
+                        best = (score, step, *game.state_dicts())
+                stress_seconds += time.perf_counter() - tick
                 if sound_at is None and all(r.perfect for r in results.values()):
                     sound_at = step
                     sound_seconds = time.perf_counter() - start - stress_seconds
             row["seconds"] = round(time.perf_counter() - start - stress_seconds, 4)
             metrics.append(row)
+            if observe is not None:
+                observe(step, game.prover, game.verifier)
             if log is not None:
                 log.write(json.dumps(row) + "\n")
                 log.flush()
@@ -271,6 +324,9 @@ def train(task: PVGTask, config: TrainConfig | None = None) -> TrainResult:
                 break
     if log is not None:
         log.close()
+    if best is not None:
+        game.prover.load_state_dict(best[2])
+        game.verifier.load_state_dict(best[3])
 
     checkpoint = None
     if config.out_dir is not None:
@@ -287,6 +343,8 @@ def train(task: PVGTask, config: TrainConfig | None = None) -> TrainResult:
         sound_at=sound_at,
         sound_seconds=sound_seconds,
         metrics=metrics,
+        best_step=None if best is None else best[1],
+        best_accuracy=None if best is None else best[0],
     )
 
 
@@ -303,6 +361,13 @@ class _Game:
         self.verifier_opt = torch.optim.Adam(self.verifier.parameters(), lr=config.lr)
         self.collaborative = config.formulation == "collaborative"
         self.closed_form = False
+
+    def state_dicts(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Copies of both players' weights."""
+        return (
+            copy.deepcopy(self.prover.state_dict()),
+            copy.deepcopy(self.verifier.state_dict()),
+        )
 
     def batch(self) -> tuple[Tensor, Tensor]:
         x, y = self.task.sample(self.config.batch_size, self.data)
@@ -333,7 +398,7 @@ class _Game:
         """Gradients of both losses at the current point; step the chosen players."""
         x, y = self.batch()
         with torch.set_grad_enabled(update_prover):
-            out: ProverOutput = self.prover(x, y)
+            out: ProverOutput = self.prover(x, y if update_prover else None)
         logits = self.verifier(x, out.message)
         metrics: Metrics = {}
         if update_prover:
@@ -395,6 +460,7 @@ __all__ = [
     "BEST_RESPONSES",
     "FORMULATIONS",
     "TrainConfig",
+    "Observer",
     "TrainResult",
     "resolve_device",
     "train",

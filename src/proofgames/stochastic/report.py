@@ -32,6 +32,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from .._readme import replace_block
 from ..strategies import strategy_names
 from .machines import make_stochastic_machine
 from .montecarlo import estimate_acceptance
@@ -396,10 +397,4 @@ def _groups(rows: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, 
 
 
 def _update_readme(readme: Path, summary: str) -> None:
-    start, end = "<!-- report:stochastic:start -->", "<!-- report:stochastic:end -->"
-    if not readme.exists():
-        return
-    text = readme.read_text()
-    if start in text and end in text:
-        head, rest = text.split(start, 1)
-        readme.write_text(f"{head}{start}\n{summary}{end}{rest.split(end, 1)[1]}")
+    replace_block(readme, "report:stochastic", summary)

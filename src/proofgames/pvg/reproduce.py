@@ -1,0 +1,456 @@
+"""Reproduce the Prover-Verifier Games experiments (Anil et al. 2021, Section 5).
+
+:func:`reproduce` trains over several seeds, stress-tests the frozen verifiers and returns
+every measured figure; :func:`~proofgames.pvg.report.write_report` turns the result into
+``report.md`` with figures.  What is measured:
+
+* **Table 2 (BEC)** -- per seed, simultaneous play with the paper's settings until stress
+  tests (every 10 game steps) find precision = recall = 1 against both attacks, and the
+  collaborative baseline for a fixed number of steps; both frozen verifiers are then
+  attacked again on a *fresh* evaluation batch and attack seed (the held-out figures in
+  the table).
+* **Figure 2 (BEC dynamics)** -- the prover's token log-probabilities per input bit and
+  the verifier's logit per token at every logged step, with the verifier's accuracy.
+* **Theorems 4 vs 5** -- simultaneous and prover-first play (closed-form verifier best
+  response) for the same number of steps: the erasure fraction and the information the
+  token carries about the bit over training.  Verifier-first play is measured too.
+* **Table 3 (FindThePlus)** -- per seed, simultaneous play with the paper's heuristics
+  (adaptive prover steps, pretraining, label smoothing); the checkpoint kept is the one
+  with the best frozen accuracy against optimized messages (the paper's selection,
+  Appendix E.2), then attacked again on a fresh batch; and the collaborative baseline.
+* **Figure 4 (gaze)** -- where each verifier head looks, on images with and without a
+  plus of 1-pixels (the label the prover defends).
+
+Profiles fix the scale: ``"paper"`` is the paper's settings throughout; ``"cpu"`` keeps
+them for BEC and shrinks FindThePlus (batch size and steps, see :data:`PROFILES`) so that
+the whole run fits a two-core machine; ``"smoke"`` is for tests.  The report states the
+profile and every setting used.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import multiprocessing
+import platform
+import statistics
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from .bec import BECProver, BinaryErasureChannel
+from .find_the_plus import FindThePlus, PlusVerifier, plus_maps
+from .registry import task_defaults
+from .stress import AttackResult, Metrics, StressConfig, stress_test
+from .train import TrainConfig, TrainResult, train
+
+
+#: The paper's Tables 2 and 3: (attack, quantity, training) -> value.  The column the
+#: paper calls precision reads 0.0 for the collaborative verifier, which (with recall 1
+#: on balanced labels) only a specificity can; see :mod:`proofgames.pvg.stress`.
+def _paper_table(messages_precision: float) -> dict[tuple[str, str, str], float]:
+    """Both tables: recall 1 everywhere, precision 1 for PVG (except one cell), 0 otherwise."""
+    table = {}
+    for attack in ("prover", "messages"):
+        for training in ("pvg", "collaborative"):
+            table[(attack, "recall", training)] = 1.0
+            table[(attack, "precision", training)] = 1.0 if training == "pvg" else 0.0
+    table[("messages", "precision", "pvg")] = messages_precision
+    return table
+
+
+PAPER_TABLES: dict[str, dict[tuple[str, str, str], float]] = {
+    "bec": _paper_table(messages_precision=1.0),  # Table 2
+    "find-the-plus": _paper_table(messages_precision=0.99),  # Table 3
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The scale of a reproduction.
+
+    Attributes:
+        name: profile name.
+        bec_max_steps: cap on BEC game steps while waiting for a sound protocol.
+        bec_baseline_steps: game steps of the collaborative, prover-first and
+            verifier-first BEC runs (and of the simultaneous run they are compared with).
+        ftp: overrides of the FindThePlus training settings (paper defaults otherwise).
+        ftp_stress_every: game steps between FindThePlus model-selection stress tests.
+        ftp_baseline_steps: game steps of the collaborative FindThePlus run.
+        stress: settings of the BEC stress tests.
+        ftp_stress: settings of the final FindThePlus attacks (the table's figures).
+        ftp_selection_stress: settings of the FindThePlus stress tests used for model
+            selection during training (the messages attack only).
+        eval_size: evaluation batch of the training logs.
+    """
+
+    name: str
+    bec_max_steps: int = 1000
+    bec_baseline_steps: int = 300
+    ftp: tuple[tuple[str, Any], ...] = ()
+    ftp_stress_every: int = 100
+    ftp_baseline_steps: int = 300
+    stress: StressConfig = field(default_factory=StressConfig)
+    ftp_stress: StressConfig = field(default_factory=StressConfig)
+    ftp_selection_stress: StressConfig = field(default_factory=StressConfig)
+    eval_size: int = 2000
+
+    def ftp_settings(self) -> dict[str, Any]:
+        """FindThePlus :class:`TrainConfig` fields: the paper's, then this profile's."""
+        values = task_defaults("find-the-plus")
+        values.update(dict(self.ftp))
+        return values
+
+
+PROFILES: dict[str, Profile] = {
+    "paper": Profile("paper", ftp_stress_every=100, ftp_baseline_steps=1000),
+    "cpu": Profile(
+        "cpu",
+        ftp=(("batch_size", 256), ("steps", 2500)),
+        ftp_stress_every=100,
+        ftp_baseline_steps=300,
+        ftp_stress=StressConfig(batch_size=256),
+        ftp_selection_stress=StressConfig(eval_size=1000),
+    ),
+    "smoke": Profile(
+        "smoke",
+        bec_max_steps=40,
+        bec_baseline_steps=20,
+        ftp=(("batch_size", 32), ("steps", 6), ("pretrain_steps", 2), ("max_prover_steps", 2)),
+        ftp_stress_every=3,
+        ftp_baseline_steps=3,
+        stress=StressConfig(prover_steps=5, batch_size=64, eval_size=64, lbfgs_max_iter=5),
+        ftp_stress=StressConfig(prover_steps=5, batch_size=64, eval_size=64, lbfgs_max_iter=5),
+        ftp_selection_stress=StressConfig(
+            prover_steps=5, batch_size=32, eval_size=32, lbfgs_max_iter=5
+        ),
+        eval_size=64,
+    ),
+}
+
+
+def reproduce(
+    seeds: Sequence[int] = (0, 1, 2, 3),
+    profile: str | Profile = "cpu",
+    tasks: Sequence[str] = ("bec", "find-the-plus"),
+    device: str = "auto",
+    progress: bool = False,
+    workers: int = 1,
+    runs_dir: Path | None = None,
+) -> dict[str, Any]:
+    """Run the experiments of the module docstring and return the measurements (JSON-able).
+
+    Args:
+        seeds: training seeds (the paper used four).
+        profile: a name from :data:`PROFILES` or a :class:`Profile`.
+        tasks: any of ``"bec"`` and ``"find-the-plus"``.
+        device: ``"auto"``, ``"cpu"``, ``"cuda"``...
+        progress: show progress bars.
+        workers: FindThePlus seeds trained in parallel processes (one torch thread
+            each); the results do not depend on it.
+        runs_dir: if given, FindThePlus checkpoints and metric logs go to
+            ``runs_dir/find-the-plus-TRAINING-sSEED``.
+    """
+    prof = PROFILES[profile] if isinstance(profile, str) else profile
+    unknown = [t for t in tasks if t not in ("bec", "find-the-plus")]
+    if unknown or not seeds:
+        raise ValueError(f"unknown task(s) {unknown}" if unknown else "no seeds given")
+    start = time.perf_counter()
+    out: dict[str, Any] = {
+        "profile": asdict(prof),
+        "seeds": list(seeds),
+        "machine": {
+            "platform": platform.platform(),
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "workers": workers,
+            "device": device,
+        },
+        "paper": {
+            task: [[*key, value] for key, value in table.items()]
+            for task, table in PAPER_TABLES.items()
+        },
+    }
+    if "bec" in tasks:
+        tick = time.perf_counter()
+        out["bec"] = reproduce_bec(seeds, prof, device, progress)
+        out["bec"]["seconds"] = round(time.perf_counter() - tick, 1)
+    if "find-the-plus" in tasks:
+        tick = time.perf_counter()
+        out["find-the-plus"] = reproduce_find_the_plus(
+            seeds, prof, device, progress, workers, runs_dir
+        )
+        out["find-the-plus"]["seconds"] = round(time.perf_counter() - tick, 1)
+    out["seconds"] = round(time.perf_counter() - start, 1)
+    return out
+
+
+def reproduce_bec(
+    seeds: Sequence[int], prof: Profile, device: str, progress: bool
+) -> dict[str, Any]:
+    """Table 2, Figure 2 and Theorems 4 vs 5 on the Binary Erasure Channel."""
+    task = BinaryErasureChannel()
+    base = task_defaults("bec")
+    runs: list[dict[str, Any]] = []
+    dynamics: list[dict[str, Any]] = []
+    formulations: dict[str, list[dict[str, Any]]] = {}
+    for seed in seeds:
+        common: dict[str, Any] = dict(
+            base, seed=seed, device=device, eval_size=prof.eval_size, progress=progress
+        )
+        config = TrainConfig(
+            **{**common, "steps": prof.bec_max_steps},
+            log_every=10,
+            stress_every=10,
+            stop_when_sound=True,
+            stress=replace(prof.stress, seed=seed),
+        )
+        result = train(task, config)
+        runs.append(_table_run(task, "pvg", seed, result, prof.stress))
+        for formulation in ("collaborative", "simultaneous", "prover-first", "verifier-first"):
+            steps = prof.bec_baseline_steps
+            counts = {}
+            if formulation == "verifier-first":  # the prover follows: 5 steps per round
+                counts = {"verifier_steps": 1, "prover_steps": 5}
+            trace = BECTrace()  # Figure 2 follows the fixed-length simultaneous run
+            played = train(
+                task,
+                TrainConfig(
+                    **{**common, "steps": steps, **counts}, formulation=formulation, log_every=5
+                ),
+                observe=trace if formulation == "simultaneous" else None,
+            )
+            if formulation == "simultaneous":
+                dynamics.append({"seed": seed, **trace.rows(played.metrics)})
+            if formulation == "collaborative":
+                runs.append(_table_run(task, "collaborative", seed, played, prof.stress))
+            formulations.setdefault(formulation, []).append(
+                {"seed": seed, "curve": _curve(played.metrics), "seconds": played.seconds}
+            )
+    return {
+        "runs": runs,
+        "table": summarize(runs),
+        "dynamics": dynamics,
+        "formulations": formulations,
+        "settings": dict(base, max_steps=prof.bec_max_steps),
+    }
+
+
+def reproduce_find_the_plus(
+    seeds: Sequence[int],
+    prof: Profile,
+    device: str,
+    progress: bool,
+    workers: int = 1,
+    runs_dir: Path | None = None,
+) -> dict[str, Any]:
+    """Table 3, the learning curves and Figure 4 on FindThePlus (seeds run in parallel)."""
+    jobs = [(seed, prof, device, progress and workers == 1, runs_dir) for seed in seeds]
+    if workers > 1 and len(jobs) > 1:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
+            done = list(pool.map(_ftp_seed, jobs))
+    else:
+        done = [_ftp_seed(job) for job in jobs]
+    runs = [run for seed_runs, _, _ in done for run in seed_runs]
+    curves = [curve for _, seed_curves, _ in done for curve in seed_curves]
+    score, prover_state, verifier_state = max((d[2] for d in done), key=lambda b: b[0])
+    task = FindThePlus()
+    prover, verifier = task.make_prover(), task.make_verifier()
+    prover.load_state_dict(prover_state)
+    verifier.load_state_dict(verifier_state)
+    return {
+        "runs": runs,
+        "table": summarize(runs),
+        "curves": curves,
+        "gaze": {"selection_accuracy": score, **gaze(task, prover, verifier)},
+        "settings": prof.ftp_settings(),
+        "selection_stress": asdict(prof.ftp_selection_stress),
+    }
+
+
+def _ftp_seed(
+    job: tuple[int, Profile, str, bool, Path | None],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[float, Any, Any]]:
+    """One seed of FindThePlus: PVG and collaborative runs, each attacked afresh."""
+    seed, prof, device, progress, runs_dir = job
+    if multiprocessing.parent_process() is not None:
+        torch.set_num_threads(1)  # one worker per core
+    task = FindThePlus()
+    settings = prof.ftp_settings()
+    runs: list[dict[str, Any]] = []
+    curves: list[dict[str, Any]] = []
+    best: tuple[float, Any, Any] = (-1.0, None, None)
+    for training, formulation, steps in (
+        ("pvg", "simultaneous", settings["steps"]),
+        ("collaborative", "collaborative", prof.ftp_baseline_steps),
+    ):
+        out_dir = None if runs_dir is None else runs_dir / f"find-the-plus-{training}-s{seed}"
+        config = TrainConfig(
+            **{**settings, "steps": steps},
+            formulation=formulation,
+            seed=seed,
+            device=device,
+            eval_size=prof.eval_size,
+            log_every=10,
+            stress_every=prof.ftp_stress_every,
+            stress_attacks=("messages",),
+            keep_best="messages",
+            stress=replace(prof.ftp_selection_stress, seed=seed),
+            out_dir=None if out_dir is None else str(out_dir),
+            progress=progress,
+        )
+        result = train(task, config)
+        runs.append(_table_run(task, training, seed, result, prof.ftp_stress))
+        curves.append({"seed": seed, "training": training, **_curve(result.metrics)})
+        if training == "pvg":
+            best = (
+                result.best_accuracy or 0.0,
+                copy.deepcopy(result.prover.cpu().state_dict()),
+                copy.deepcopy(result.verifier.cpu().state_dict()),
+            )
+    return runs, curves, best
+
+
+class BECTrace:
+    """Observer recording the BEC agents' outputs (Figure 2) at each logged step."""
+
+    def __init__(self) -> None:
+        self.steps: list[int] = []
+        self.prover: list[list[list[float | None]]] = []
+        self.verifier: list[list[float]] = []
+
+    def __call__(self, step: int, prover: nn.Module, verifier: nn.Module) -> None:
+        """Record the prover's token log-probabilities per bit and the verifier's logits."""
+        if not isinstance(prover, BECProver):
+            raise TypeError("BECTrace observes BEC agents only")
+        device = next(prover.parameters()).device
+        with torch.no_grad():
+            logp = torch.log_softmax(prover.logits(torch.tensor([0.0, 1.0], device=device)), -1)
+            tokens = torch.eye(prover.tokens, device=device)
+            logits = verifier(torch.zeros(prover.tokens, device=device), tokens)
+        self.steps.append(step)
+        self.prover.append(
+            [[None if math.isinf(v) else round(v, 4) for v in row] for row in logp.tolist()]
+        )
+        self.verifier.append([round(v, 4) for v in logits.tolist()])
+
+    def rows(self, metrics: list[Metrics]) -> dict[str, Any]:
+        """The trace with the verifier's accuracy per logged step."""
+        accuracy = {int(m["step"]): m["sampled_verifier_accuracy"] for m in metrics}
+        return {
+            "steps": self.steps,
+            "prover_logprobs": self.prover,
+            "verifier_logits": self.verifier,
+            "verifier_accuracy": [accuracy.get(s) for s in self.steps],
+        }
+
+
+def gaze(task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 6) -> dict[str, Any]:
+    """Where each head of ``verifier`` looks on ``n`` fresh images, half with label 1."""
+    if not isinstance(verifier, PlusVerifier):
+        raise TypeError("gaze needs a PlusVerifier")
+    device = next(verifier.parameters()).device
+    x, y = task.sample(64, torch.Generator().manual_seed(12345))
+    order = torch.argsort(-y, stable=True)
+    pick = torch.cat([order[: n // 2], order[-(n - n // 2) :]])
+    x, y = x[pick].to(device), y[pick].to(device)
+    prover.eval()
+    verifier.eval()
+    with torch.no_grad():
+        message = prover(x, None).message
+        glimpses, centres = verifier.glimpses(x, message)
+        logits = verifier(x, message)
+    zeros, ones = plus_maps(x)
+    where = (zeros | ones).flatten(1).float().argmax(dim=1)
+    side = x.shape[-1] - 2
+    return {
+        "plus_centres": [[int(i // side) + 1, int(i % side) + 1] for i in where.tolist()],
+        "images": x[:, 0].cpu().tolist(),
+        "labels": y.cpu().tolist(),
+        "glimpses": glimpses.cpu().tolist(),
+        "centres": centres.cpu().tolist(),
+        "logits": logits.cpu().tolist(),
+        "zoom": verifier.zoom,
+    }
+
+
+def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean, standard deviation, min and max over seeds per (training, attack, quantity)."""
+    rows = []
+    for training in ("pvg", "collaborative"):
+        for attack in ("prover", "messages"):
+            for quantity in ("precision", "recall", "specificity"):
+                values = [r["attacks"][attack][quantity] for r in runs if r["training"] == training]
+                if not values:
+                    continue
+                rows.append(
+                    {
+                        "training": training,
+                        "attack": attack,
+                        "quantity": quantity,
+                        "mean": statistics.fmean(values),
+                        "std": statistics.pstdev(values),
+                        "min": min(values),
+                        "max": max(values),
+                        "seeds": len(values),
+                    }
+                )
+    return rows
+
+
+def _table_run(
+    task: Any, training: str, seed: int, result: TrainResult, stress: StressConfig
+) -> dict[str, Any]:
+    """Attack the final (or selected) verifier on a fresh batch with fresh attack seeds."""
+    tick = time.perf_counter()
+    held_out = replace(stress, seed=10_000 + seed)
+    attacks: dict[str, AttackResult] = stress_test(
+        task, result.verifier, result.prover, config=held_out
+    )
+    return {
+        "training": training,
+        "seed": seed,
+        "steps": result.steps,
+        "train_seconds": round(result.train_seconds, 2),
+        "seconds": round(result.seconds, 2),
+        "sound_at": result.sound_at,
+        "sound_seconds": result.sound_seconds,
+        "best_step": result.best_step,
+        "best_accuracy": result.best_accuracy,
+        "verifier_accuracy": result.verifier_accuracy,
+        "stress_seconds": round(time.perf_counter() - tick, 2),
+        "attacks": {name: r.to_dict(top=1) for name, r in attacks.items()},
+    }
+
+
+_CURVE_KEYS = (
+    "step",
+    "seconds",
+    "prover_steps",
+    "verifier_accuracy",
+    "sampled_verifier_accuracy",
+    "precision",
+    "recall",
+    "erasure_fraction",
+    "sampled_erasure_fraction",
+    "sampled_information_bits",
+    "messages_precision",
+    "messages_recall",
+    "messages_accuracy",
+)
+
+
+def _curve(metrics: list[Metrics]) -> dict[str, list[float | None]]:
+    """The logged series worth plotting, one list per metric present in the log."""
+    present = [key for key in _CURVE_KEYS if any(key in m for m in metrics)]
+    return {key: [m.get(key) for m in metrics] for key in present}
+
+
+__all__ = ["PAPER_TABLES", "PROFILES", "BECTrace", "Profile", "gaze", "reproduce", "summarize"]

@@ -1,0 +1,223 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from proofgames.pvg import BinaryErasureChannel, StressConfig, TrainConfig, make_task, train  # noqa: E402
+from proofgames.pvg.cli import app  # noqa: E402
+from proofgames.pvg.report import comparison_table, update_readme, write_report  # noqa: E402
+from proofgames.pvg.reproduce import PAPER_TABLES, BECTrace, reproduce, summarize  # noqa: E402
+
+TINY_STRESS = StressConfig(prover_steps=5, batch_size=32, eval_size=32, lbfgs_max_iter=5)
+
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+@pytest.fixture(scope="module")
+def smoke_results(one_torch_thread):
+    return reproduce(seeds=(0, 1), profile="smoke", device="cpu")
+
+
+def test_prover_without_labels_sends_the_same_message_and_no_aux_loss():
+    task = make_task("find-the-plus")
+    x, y = task.sample(8, torch.Generator().manual_seed(0))
+    prover = task.make_prover().eval()
+    with_labels, without = prover(x, y), prover(x, None)
+    assert torch.equal(with_labels.message, without.message)
+    assert float(with_labels.aux_loss.detach()) > 0.0
+    assert float(without.aux_loss) == 0.0
+
+
+def test_keep_best_returns_the_agents_of_the_best_stress_test():
+    config = TrainConfig(
+        steps=6,
+        batch_size=64,
+        eval_size=64,
+        log_every=1,
+        stress_every=2,
+        progress=False,
+        stress_attacks=("messages",),
+        keep_best="messages",
+        stress=TINY_STRESS,
+    )
+    result = train(BinaryErasureChannel(), config)
+    tested = [m for m in result.metrics if "messages_accuracy" in m]
+    assert [int(m["step"]) for m in tested] == [2, 4, 6]
+    best = max(tested, key=lambda m: m["messages_accuracy"])  # first of equals wins
+    assert result.best_step == int(best["step"])
+    assert result.best_accuracy == best["messages_accuracy"]
+    assert all("prover_precision" not in m for m in tested)  # only the chosen attack ran
+
+
+def test_keep_best_and_stress_attacks_are_validated():
+    with pytest.raises(ValueError, match="keep_best"):
+        TrainConfig(keep_best="messages", stress_attacks=("prover",), stress_every=1).validate()
+    with pytest.raises(ValueError, match="stress_every"):
+        TrainConfig(keep_best="messages").validate()
+    with pytest.raises(ValueError, match="stress_attacks"):
+        TrainConfig(stress_attacks=("bogus",)).validate()
+
+
+def test_observer_sees_step_zero_and_every_logged_step_without_changing_the_run():
+    config = TrainConfig(steps=6, batch_size=64, eval_size=64, log_every=2, progress=False)
+    trace = BECTrace()
+    observed = train(BinaryErasureChannel(), config, observe=trace)
+    plain = train(BinaryErasureChannel(), config)
+    assert trace.steps == [0, 2, 4, 6]
+    untimed = [
+        [{k: v for k, v in m.items() if k != "seconds"} for m in r.metrics]
+        for r in (observed, plain)
+    ]
+    assert untimed[0] == untimed[1]
+    # Forbidden tokens are recorded as None: token 1 for x = 0, token 0 for x = 1.
+    first = trace.prover[0]
+    assert first[0][1] is None and first[1][0] is None
+    assert len(trace.verifier[0]) == 16
+
+
+def test_summarize_gives_mean_spread_and_extremes_per_cell():
+    runs = [
+        {
+            "training": "pvg",
+            "attacks": {
+                a: {"precision": p, "recall": 1.0, "specificity": p} for a in ("prover", "messages")
+            },
+        }
+        for p in (1.0, 0.5)
+    ]
+    cells = {(r["attack"], r["quantity"]): r for r in summarize(runs)}
+    assert cells[("prover", "precision")]["mean"] == 0.75
+    assert cells[("prover", "precision")]["std"] == 0.25
+    assert (cells[("messages", "recall")]["min"], cells[("messages", "recall")]["max"]) == (1, 1)
+
+
+def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tmp_path):
+    for task in ("bec", "find-the-plus"):
+        data = smoke_results[task]
+        assert {(r["training"], r["seed"]) for r in data["runs"]} == {
+            (t, s) for t in ("pvg", "collaborative") for s in (0, 1)
+        }
+        assert len(data["table"]) == 12  # 2 trainings x 2 attacks x 3 quantities
+        for run in data["runs"]:
+            for attack in ("prover", "messages"):
+                counts = run["attacks"][attack]
+                assert counts["tp"] + counts["fp"] + counts["fn"] + counts["tn"] == 64
+    bec = smoke_results["bec"]
+    assert set(bec["formulations"]) == {
+        "collaborative",
+        "simultaneous",
+        "prover-first",
+        "verifier-first",
+    }
+    assert bec["dynamics"][0]["steps"][0] == 0
+    assert all(r["best_step"] is not None for r in smoke_results["find-the-plus"]["runs"])
+    gaze = smoke_results["find-the-plus"]["gaze"]
+    assert len(gaze["images"]) == 6 and gaze["labels"] == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- report:pvg:start -->\nold\n<!-- report:pvg:end -->\nrest\n")
+    report = write_report(smoke_results, tmp_path / "pvg", readme)
+    text = report.read_text()
+    assert "Table 2" in text and "Table 3" in text and "Theorems 4 vs 5" in text
+    for name in ("bec_dynamics", "bec_formulations", "ftp_learning", "ftp_gaze"):
+        assert (tmp_path / "pvg" / f"{name}.png").stat().st_size > 1000
+    assert json.loads((tmp_path / "pvg" / "results.json").read_text())["seeds"] == [0, 1]
+    new = readme.read_text()
+    assert "old" not in new and "Table 2" in new and new.endswith("rest\n")
+
+
+def test_comparison_table_shows_the_paper_values_beside_the_measured():
+    table = [
+        {
+            "training": t,
+            "attack": a,
+            "quantity": q,
+            "mean": 1.0,
+            "std": 0.0,
+            "min": 1.0,
+            "max": 1.0,
+            "seeds": 4,
+        }
+        for t in ("pvg", "collaborative")
+        for a in ("prover", "messages")
+        for q in ("precision", "recall", "specificity")
+    ]
+    text = comparison_table("find-the-plus", {"table": table})
+    messages_precision = next(
+        line for line in text.splitlines() if "optimized messages | precision" in line
+    )
+    assert "| 0.99 |" in messages_precision  # the paper's 0.99
+    specificity = next(line for line in text.splitlines() if "prover | specificity" in line)
+    assert specificity.rstrip().endswith("| 0 |")  # the collaborative 0.0 shown as specificity
+    assert PAPER_TABLES["bec"][("messages", "precision", "pvg")] == 1.0
+
+
+def test_update_readme_without_markers_leaves_the_file_alone(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("no markers\n")
+    assert update_readme(readme, "summary") is False
+    assert readme.read_text() == "no markers\n"
+
+
+def test_cli_reproduce_refuses_bad_arguments(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(app, ["reproduce", "--profile", "huge", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown profile" in result.output
+    result = runner.invoke(app, ["reproduce", "--seeds", "0", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "--seeds" in result.output
+
+
+def test_find_the_plus_results_do_not_depend_on_the_worker_count(smoke_results):
+    parallel = reproduce(
+        seeds=(0, 1), profile="smoke", tasks=("find-the-plus",), device="cpu", workers=2
+    )
+    timed = {"seconds", "train_seconds", "stress_seconds", "sound_seconds"}
+
+    def untimed(runs):
+        return [{k: v for k, v in r.items() if k not in timed} for r in runs]
+
+    assert untimed(parallel["find-the-plus"]["runs"]) == untimed(
+        smoke_results["find-the-plus"]["runs"]
+    )
+    assert parallel["find-the-plus"]["gaze"] == smoke_results["find-the-plus"]["gaze"]
+
+
+def test_cli_reproduce_writes_the_report_and_prints_json(tmp_path):
+    result = CliRunner().invoke(
+        app,
+        [
+            "reproduce",
+            "--profile",
+            "smoke",
+            "--seeds",
+            "1",
+            "--task",
+            "bec",
+            "--out",
+            str(tmp_path / "pvg"),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["report"] == str(tmp_path / "pvg" / "report.md")
+    assert {row["training"] for row in summary["bec"]} == {"pvg", "collaborative"}
+    assert "find-the-plus" not in summary
+    assert "Table 2" in (tmp_path / "pvg" / "report.md").read_text()
+
+
+def test_cli_report_rebuilds_the_report_from_saved_results(smoke_results, tmp_path):
+    saved = tmp_path / "results.json"
+    saved.write_text(json.dumps(smoke_results))
+    result = CliRunner().invoke(app, ["report", str(saved), "--out", str(tmp_path / "again")])
+    assert result.exit_code == 0, result.output
+    assert "Table 3" in (tmp_path / "again" / "report.md").read_text()
+    (tmp_path / "bad.json").write_text('{"not": "results"}')
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "bad.json")])
+    assert result.exit_code == 2 and "not a results.json" in result.output
