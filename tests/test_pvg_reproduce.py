@@ -11,7 +11,13 @@ from typer.testing import CliRunner  # noqa: E402
 from proofgames.pvg import BinaryErasureChannel, StressConfig, TrainConfig, make_task, train  # noqa: E402
 from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.report import comparison_table, update_readme, write_report  # noqa: E402
-from proofgames.pvg.reproduce import PAPER_TABLES, BECTrace, reproduce, summarize  # noqa: E402
+from proofgames.pvg.reproduce import (  # noqa: E402
+    PAPER_TABLES,
+    BECTrace,
+    blind_heads,
+    reproduce,
+    summarize,
+)
 
 TINY_STRESS = StressConfig(prover_steps=5, batch_size=32, eval_size=32, lbfgs_max_iter=5)
 
@@ -221,3 +227,15 @@ def test_cli_report_rebuilds_the_report_from_saved_results(smoke_results, tmp_pa
     (tmp_path / "bad.json").write_text('{"not": "results"}')
     result = CliRunner().invoke(app, ["report", str(tmp_path / "bad.json")])
     assert result.exit_code == 2 and "not a results.json" in result.output
+
+
+def test_blind_heads_counts_glimpses_that_fall_entirely_outside_the_image():
+    task = make_task("find-the-plus")
+    prover, verifier = task.make_prover(), task.make_verifier()
+    with torch.no_grad():
+        verifier.to_shift.weight.zero_()
+        verifier.to_shift.bias.zero_()  # every head at the centre
+        verifier.to_shift.bias[0] = 3.0  # head 1: tx = 3, i.e. 15 pixels to the right
+        verifier.to_shift.bias[3] = -0.9  # head 2: ty = -0.9, partly inside (top rows)
+    blind = blind_heads(task, prover, verifier, n=64)
+    assert blind == {"label 1": [1.0, 0.0, 0.0, 0.0], "label 0": [1.0, 0.0, 0.0, 0.0]}

@@ -51,7 +51,8 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
         sections.append("### FindThePlus learning curves\n\n![learning](ftp_learning.png)\n")
         plot_gaze(ftp["gaze"], out / "ftp_gaze.png")
         sections.append(
-            "### Figure 4: the verifier's gaze\n\nTop row: the inputs (a plus of 1-pixels, "
+            "### Figure 4: the verifier's gaze\n\n"
+            f"{_gaze_source(ftp['gaze'])}Top row: the inputs (a plus of 1-pixels, "
             "the label the prover defends, in the left half; a plus of 0-pixels in the "
             "right half; the black cross marks the plus), with each head's 5x5 glimpse "
             "outlined.  Below: what each head "
@@ -209,17 +210,41 @@ def _bec_runs(bec: dict[str, Any]) -> str:
 def _ftp_runs(ftp: dict[str, Any]) -> str:
     lines = [
         "### Per seed\n",
+        "*Blind share*: the fraction of images on which a verifier head's whole glimpse "
+        "falls on zero padding outside the image (it then sees nothing and passes no "
+        "gradient to its shift); one number per head, on label-1 and on label-0 images.\n",
         "| training | seed | game steps | kept step | train s | prover P / R / spec | "
-        "messages P / R / spec |",
-        "|---|---|---|---|---|---|---|",
+        "messages P / R / spec | blind share per head (label 1 / label 0) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for run in ftp["runs"]:
         lines.append(
             f"| {run['training']} | {run['seed']} | {run['steps']} | {run['best_step']} | "
             f"{run['train_seconds']:.0f} | {_prs(run['attacks']['prover'])} | "
-            f"{_prs(run['attacks']['messages'])} |"
+            f"{_prs(run['attacks']['messages'])} | {_blind(run)} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _gaze_source(gaze: dict[str, Any]) -> str:
+    if "seed" not in gaze:
+        return ""
+    text = (
+        f"The PVG verifier of seed {gaze['seed']}, the best frozen accuracy against "
+        f"optimized messages during training ({gaze['selection_accuracy']:.3f})."
+    )
+    if "blind_heads" in gaze:
+        text += f" Blind share per head (label 1 / label 0): {_blind(gaze)}."
+    return text + "  "
+
+
+def _blind(run: dict[str, Any]) -> str:
+    blind = run.get("blind_heads")
+    if not blind:
+        return "—"
+    return " / ".join(
+        ", ".join(f"{v:.2f}" for v in blind[label]) for label in ("label 1", "label 0")
+    )
 
 
 def _prs(attack: dict[str, Any]) -> str:

@@ -260,7 +260,9 @@ def reproduce_find_the_plus(
         done = [_ftp_seed(job) for job in jobs]
     runs = [run for seed_runs, _, _ in done for run in seed_runs]
     curves = [curve for _, seed_curves, _ in done for curve in seed_curves]
-    score, prover_state, verifier_state = max((d[2] for d in done), key=lambda b: b[0])
+    best_seed, (score, prover_state, verifier_state) = max(
+        zip(seeds, (d[2] for d in done), strict=True), key=lambda b: b[1][0]
+    )
     task = FindThePlus()
     prover, verifier = task.make_prover(), task.make_verifier()
     prover.load_state_dict(prover_state)
@@ -269,7 +271,12 @@ def reproduce_find_the_plus(
         "runs": runs,
         "table": summarize(runs),
         "curves": curves,
-        "gaze": {"selection_accuracy": score, **gaze(task, prover, verifier)},
+        "gaze": {
+            "seed": best_seed,
+            "selection_accuracy": score,
+            "blind_heads": blind_heads(task, prover, verifier),
+            **gaze(task, prover, verifier),
+        },
         "settings": prof.ftp_settings(),
         "selection_stress": asdict(prof.ftp_selection_stress),
     }
@@ -308,6 +315,7 @@ def _ftp_seed(
         )
         result = train(task, config)
         runs.append(_table_run(task, training, seed, result, prof.ftp_stress))
+        runs[-1]["blind_heads"] = blind_heads(task, result.prover, result.verifier)
         curves.append({"seed": seed, "training": training, **_curve(result.metrics)})
         if training == "pvg":
             best = (
@@ -378,6 +386,34 @@ def gaze(task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 6) 
         "centres": centres.cpu().tolist(),
         "logits": logits.cpu().tolist(),
         "zoom": verifier.zoom,
+    }
+
+
+def blind_heads(
+    task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 1000, seed: int = 54321
+) -> dict[str, list[float]]:
+    """Per head, the share of images on which its whole glimpse falls on zero padding.
+
+    A glimpse samples the image at its centre ``+- (glimpse // 2)`` pixels; bilinear
+    sampling sees a pixel only within one pixel of it, so a head is blind on an image when
+    every sample row (or column) lies at least one pixel outside the image.  A blind head
+    also passes no gradient back to its shift.  Reported separately for label-1 and
+    label-0 images (a head blind on one label only is a *tell*).
+    """
+    if not isinstance(verifier, PlusVerifier):
+        raise TypeError("blind_heads needs a PlusVerifier")
+    device = next(verifier.parameters()).device
+    x, y = (t.to(device) for t in task.sample(n, torch.Generator().manual_seed(seed)))
+    prover.eval()
+    verifier.eval()
+    with torch.no_grad():
+        _, centres = verifier.glimpses(x, prover(x, None).message)
+    half, size = verifier.glimpse // 2, x.shape[-1]
+    outside = (centres + half <= -1) | (centres - half >= size)  # (n, heads, 2)
+    blind = outside.any(dim=-1).float()
+    return {
+        "label 1": [round(float(v), 4) for v in blind[y > 0.5].mean(0)],
+        "label 0": [round(float(v), 4) for v in blind[y < 0.5].mean(0)],
     }
 
 
@@ -453,4 +489,13 @@ def _curve(metrics: list[Metrics]) -> dict[str, list[float | None]]:
     return {key: [m.get(key) for m in metrics] for key in present}
 
 
-__all__ = ["PAPER_TABLES", "PROFILES", "BECTrace", "Profile", "gaze", "reproduce", "summarize"]
+__all__ = [
+    "PAPER_TABLES",
+    "PROFILES",
+    "BECTrace",
+    "Profile",
+    "blind_heads",
+    "gaze",
+    "reproduce",
+    "summarize",
+]
