@@ -211,3 +211,26 @@ def test_aux_weights_switch_terms_off() -> None:
     only_cls = PlusProver(recon_weight=0.0)
     expected = torch.nn.functional.binary_cross_entropy_with_logits(only_cls.classify(x), y)
     assert torch.allclose(only_cls(x, y).aux_loss, expected)
+
+
+def test_bounded_shifts_keep_every_glimpse_centre_inside_the_image() -> None:
+    x, _ = FindThePlus().sample(16, torch.Generator().manual_seed(3))
+    free = FindThePlus().make_verifier()
+    bounded = FindThePlus(bounded_shifts=True).make_verifier()
+    bounded.load_state_dict(free.state_dict())
+    huge = 100.0 * torch.randn(16, 32, generator=torch.Generator().manual_seed(4))
+    _, free_centres = free.glimpses(x, huge)
+    _, centres = bounded.glimpses(x, huge)
+    assert bool(((centres >= -0.5) & (centres <= 9.5)).all())
+    assert not bool(((free_centres >= -0.5) & (free_centres <= 9.5)).all())
+
+
+def test_checkpoints_keep_the_task_arguments(tmp_path) -> None:
+    from proofgames.pvg import TrainConfig, load_checkpoint, save_checkpoint
+
+    task = FindThePlus(size=8, recon_weight=0.0, bounded_shifts=True)
+    path = save_checkpoint(tmp_path, task, task.make_prover(), task.make_verifier(), TrainConfig())
+    restored = load_checkpoint(path, "cpu")
+    assert isinstance(restored.task, FindThePlus)
+    assert restored.task.init_args() == task.init_args()
+    assert restored.verifier.bounded_shifts

@@ -220,6 +220,9 @@ class PlusVerifier(nn.Module):
         heads: number of spatial-transformer heads.
         glimpse: side length of each glimpse, in output samples.
         zoom: magnification (the glimpse covers ``1/zoom`` of each axis).
+        bounded_shifts: pass the shifts through ``tanh``, so every glimpse centre stays
+            inside the image (the paper lets a head look anywhere, with zero padding; a
+            head that drifts wholly outside sees nothing and its shift gets no gradient).
     """
 
     def __init__(
@@ -229,15 +232,19 @@ class PlusVerifier(nn.Module):
         heads: int = 4,
         glimpse: int = 5,
         zoom: float = 2.0,
+        bounded_shifts: bool = False,
     ) -> None:
         super().__init__()
         self.size, self.heads, self.glimpse, self.zoom = size, heads, glimpse, zoom
+        self.bounded_shifts = bounded_shifts
         self.to_shift = nn.Linear(message_dim, 2 * heads)
         self.classifier = nn.Linear(heads * glimpse * glimpse, 1)
 
     def shifts(self, message: Tensor) -> Tensor:
         """Translations ``(n, heads, 2)`` as ``(tx, ty)`` in normalized coordinates."""
         out: Tensor = self.to_shift(message)
+        if self.bounded_shifts:
+            out = torch.tanh(out)
         return out.view(-1, self.heads, 2)
 
     def glimpses_at(self, x: Tensor, shifts: Tensor) -> Tensor:
@@ -284,6 +291,8 @@ class FindThePlus(PVGTask):
         recon_weight: prover's auxiliary reconstruction loss weight.
         glimpse: side length of each verifier glimpse.
         max_repairs: bound on background repair rounds in :meth:`sample`.
+        bounded_shifts: the verifier keeps its glimpse centres inside the image (see
+            :class:`PlusVerifier`; off in the paper).
     """
 
     name = "find-the-plus"
@@ -296,6 +305,7 @@ class FindThePlus(PVGTask):
         recon_weight: float = 1.0,
         glimpse: int = 5,
         max_repairs: int = 1000,
+        bounded_shifts: bool = False,
     ) -> None:
         if size < 3:
             raise ValueError(f"images must be at least 3x3, got size={size}")
@@ -304,6 +314,18 @@ class FindThePlus(PVGTask):
         self.recon_weight = recon_weight
         self.glimpse = glimpse
         self.max_repairs = max_repairs
+        self.bounded_shifts = bounded_shifts
+
+    def init_args(self) -> dict[str, float | int | bool]:
+        """The constructor arguments, saved with checkpoints."""
+        return {
+            "size": self.size,
+            "cls_weight": self.cls_weight,
+            "recon_weight": self.recon_weight,
+            "glimpse": self.glimpse,
+            "max_repairs": self.max_repairs,
+            "bounded_shifts": self.bounded_shifts,
+        }
 
     def sample(self, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
         """``n`` images ``(n, 1, size, size)`` and labels ``(n,)`` on the generator's device.
@@ -363,7 +385,12 @@ class FindThePlus(PVGTask):
 
     def make_verifier(self) -> PlusVerifier:
         """A fresh :class:`PlusVerifier` (call as ``verifier(x, message)``)."""
-        return PlusVerifier(size=self.size, message_dim=self.message_dim, glimpse=self.glimpse)
+        return PlusVerifier(
+            size=self.size,
+            message_dim=self.message_dim,
+            glimpse=self.glimpse,
+            bounded_shifts=self.bounded_shifts,
+        )
 
     def message_from_free(self, free: Tensor, x: Tensor) -> Tensor:
         """Messages are unconstrained real vectors: the identity."""
