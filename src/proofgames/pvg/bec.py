@@ -20,6 +20,8 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -109,28 +111,25 @@ def allowed_tokens(x: Tensor, tokens: int) -> Tensor:
     return mask
 
 
+@dataclass(eq=False)
 class BinaryErasureChannel(PVGTask):
     """The BEC task with ``K`` tokens (paper: 16) and the paper's agent architectures.
 
-    Args:
+    Attributes:
         tokens: number of channel tokens ``K`` (at least 3: two informative, one erasure).
         hidden: width of the agents' hidden layers.
         temperature: the prover's Gumbel-softmax temperature.
     """
 
     name = "bec"
+    tokens: int = 16
+    hidden: int = 100
+    temperature: float = 1.0
 
-    def __init__(self, tokens: int = 16, hidden: int = 100, temperature: float = 1.0) -> None:
-        if tokens < 3:
-            raise ValueError(f"BEC needs at least 3 tokens, got {tokens}")
-        self.tokens = tokens
-        self.hidden = hidden
-        self.temperature = temperature
-        self.message_dim = tokens
-
-    def init_args(self) -> dict[str, float]:
-        """The constructor arguments, saved with checkpoints."""
-        return {"tokens": self.tokens, "hidden": self.hidden, "temperature": self.temperature}
+    def __post_init__(self) -> None:
+        if self.tokens < 3:
+            raise ValueError(f"BEC needs at least 3 tokens, got {self.tokens}")
+        self.message_dim = self.tokens
 
     def sample(self, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
         """``n`` uniform bits ``x`` (float) and their labels (equal to ``x``)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -39,7 +39,7 @@ def save_checkpoint(
     """Write ``agents.pt`` and ``config.json`` into ``out_dir``; return the ``agents.pt`` path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "agents.pt"
-    task_args = task_init_args(task)
+    task_args = task.init_args()
     payload = {
         "format": FORMAT,
         "task": task.name,
@@ -70,9 +70,3 @@ def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
     verifier.load_state_dict(payload["verifier"])
     config = TrainConfig.from_dict(payload["config"])
     return Checkpoint(task, prover.eval(), verifier.eval(), config)
-
-
-def task_init_args(task: PVGTask) -> dict[str, Any]:
-    """The task's constructor arguments if it reports them (``init_args()``), else ``{}``."""
-    init_args = getattr(task, "init_args", None)
-    return dict(init_args()) if callable(init_args) else {}

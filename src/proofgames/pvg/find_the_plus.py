@@ -24,6 +24,8 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -282,10 +284,11 @@ class PlusVerifier(nn.Module):
         return logits[:, 0]
 
 
+@dataclass(eq=False)
 class FindThePlus(PVGTask):
     """The FindThePlus task.
 
-    Args:
+    Attributes:
         size: image side length (the paper uses 10).
         cls_weight: prover's auxiliary classification loss weight.
         recon_weight: prover's auxiliary reconstruction loss weight.
@@ -297,35 +300,16 @@ class FindThePlus(PVGTask):
 
     name = "find-the-plus"
     message_dim = 32
+    size: int = 10
+    cls_weight: float = 1.0
+    recon_weight: float = 1.0
+    glimpse: int = 5
+    max_repairs: int = 1000
+    bounded_shifts: bool = False
 
-    def __init__(
-        self,
-        size: int = 10,
-        cls_weight: float = 1.0,
-        recon_weight: float = 1.0,
-        glimpse: int = 5,
-        max_repairs: int = 1000,
-        bounded_shifts: bool = False,
-    ) -> None:
-        if size < 3:
-            raise ValueError(f"images must be at least 3x3, got size={size}")
-        self.size = size
-        self.cls_weight = cls_weight
-        self.recon_weight = recon_weight
-        self.glimpse = glimpse
-        self.max_repairs = max_repairs
-        self.bounded_shifts = bounded_shifts
-
-    def init_args(self) -> dict[str, float | int | bool]:
-        """The constructor arguments, saved with checkpoints."""
-        return {
-            "size": self.size,
-            "cls_weight": self.cls_weight,
-            "recon_weight": self.recon_weight,
-            "glimpse": self.glimpse,
-            "max_repairs": self.max_repairs,
-            "bounded_shifts": self.bounded_shifts,
-        }
+    def __post_init__(self) -> None:
+        if self.size < 3:
+            raise ValueError(f"images must be at least 3x3, got size={self.size}")
 
     def sample(self, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
         """``n`` images ``(n, 1, size, size)`` and labels ``(n,)`` on the generator's device.

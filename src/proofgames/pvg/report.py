@@ -143,13 +143,7 @@ def comparison_table(task: str, data: dict[str, Any]) -> str:
             for training in ("pvg", "collaborative"):
                 cell = cells.get((training, attack, quantity))
                 row.append(_fmt_cell(cell) if cell else "—")
-                # The paper's "precision" column of the collaborative verifier is a
-                # specificity (see proofgames.pvg.stress); show it on that row.
-                key = (attack, "precision" if quantity == "specificity" else quantity, training)
-                shown = quantity != "precision" or training == "pvg"
-                value = paper.get(key) if shown else None
-                if quantity == "specificity" and training == "pvg":
-                    value = None
+                value = paper.get((attack, quantity, training))
                 row.append("—" if value is None else f"{value:g}")
             lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"

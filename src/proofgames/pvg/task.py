@@ -10,7 +10,8 @@ interface, so a new task is one file.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -40,6 +41,12 @@ class PVGTask(abc.ABC):
 
     name: str
     message_dim: int
+
+    def init_args(self) -> dict[str, Any]:
+        """The constructor arguments, saved with checkpoints (a dataclass task's fields)."""
+        if not is_dataclass(self):
+            return {}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
 
     @abc.abstractmethod
     def sample(self, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
