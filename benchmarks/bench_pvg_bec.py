@@ -14,19 +14,14 @@ Run:  .venv/bin/python benchmarks/bench_pvg_bec.py [--seeds 8]
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import time
-from pathlib import Path
 
 import torch
+from _publish import measured_with_torch, publish
 
-from proofgames._readme import replace_block
 from proofgames.pvg import BinaryErasureChannel, TrainConfig, train
-
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "benchmarks" / "results"
 
 
 def time_to_sound(seed: int) -> dict:
@@ -80,8 +75,6 @@ def main() -> None:
         "max_seconds_to_sound": max(seconds) if seconds else None,
         "prover_first": collapse,
     }
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "pvg_bec.json").write_text(json.dumps(report, indent=2) + "\n")
     lines = [
         "| seed | sound at step | training seconds to sound |",
         "|---:|---:|---:|",
@@ -99,16 +92,11 @@ def main() -> None:
             for r in collapse
         ),
     ]
-    header = (
-        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, torch "
-        f"{torch.__version__}, {torch.get_num_threads()} thread(s) "
-        "(`.venv/bin/python benchmarks/bench_pvg_bec.py`). Seconds of training (stress "
-        "tests excluded) until both attacks find precision = recall = 1, paper settings:"
+    header = measured_with_torch("bench_pvg_bec.py") + (
+        " Seconds of training (stress tests excluded) until both attacks find precision = "
+        "recall = 1, paper settings:"
     )
-    md = header + "\n\n" + "\n".join(lines) + "\n"
-    (OUT / "pvg_bec.md").write_text(md)
-    replace_block(ROOT / "README.md", "bench:pvg", md)
-    print(md)
+    publish("pvg_bec", "bench:pvg", report, header + "\n\n" + "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

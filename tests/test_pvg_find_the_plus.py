@@ -10,6 +10,7 @@ from proofgames.pvg.find_the_plus import (  # noqa: E402
     PlusVerifier,
     count_pluses,
     pixel_to_shift,
+    plus_centres,
     plus_maps,
     plus_mask,
     shift_to_pixel,
@@ -83,6 +84,17 @@ def test_count_pluses_on_hand_built_images() -> None:
     zeros, ones = count_pluses(img)
     assert zeros.tolist() == [0, 64, 1] and ones.tolist() == [0, 0, 1]
     assert count_pluses(img[:, None])[0].tolist() == [0, 64, 1]
+
+
+def test_plus_centres_finds_the_planted_plus_of_either_colour() -> None:
+    img = torch.full((2, 10, 10), 0.5)
+    img[0][plus_mask(torch.tensor([2]), torch.tensor([7]), 10)[0]] = 1.0
+    img[1][plus_mask(torch.tensor([8]), torch.tensor([1]), 10)[0]] = 0.0
+    assert plus_centres(img).tolist() == [[2.0, 7.0], [8.0, 1.0]]
+    x, y = FindThePlus().sample(32, gen(7))
+    rows, cols = plus_centres(x).long().T
+    cells = x[:, 0][plus_mask(rows, cols, 10)].view(32, 5)  # the five cells of each plus
+    assert torch.equal(cells, y[:, None].expand(-1, 5))
 
 
 # --- verifier glimpses -------------------------------------------------------------
@@ -165,11 +177,33 @@ def test_shapes_and_interface() -> None:
     assert torch.isfinite(prover(x).aux_loss)
 
 
-def test_messages_differ_between_images() -> None:
+@pytest.mark.parametrize("pool", [0, 2, 3])
+def test_messages_differ_between_images(pool: int) -> None:
     torch.manual_seed(0)
     x, _ = FindThePlus().sample(16, gen(0))
-    message = FindThePlus().make_prover()(x).message
+    prover = FindThePlus(pool=pool).make_prover()
+    message = prover(x).message
     assert message.std(dim=0).min() > 1e-4
+    assert prover.features(x).shape == (16, 40 * {0: 1, 2: 25, 3: 16}[pool])
+
+
+def test_instance_norm_before_a_global_pool_would_give_every_image_one_message() -> None:
+    # Why PlusProver pools locally: the backbone ends with InstanceNorm (Appendix E.2), and
+    # a global mean of an instance-normalized map is its affine bias, the same for all.
+    torch.manual_seed(0)
+    x, _ = FindThePlus().sample(16, gen(0))
+    prover = FindThePlus(pool=2).make_prover()
+    with torch.no_grad():
+        prover.backbone[-1].bias.normal_()
+        pooled = prover.backbone(x).mean(dim=(2, 3))
+    assert torch.allclose(pooled, prover.backbone[-1].bias.expand(16, -1), atol=1e-5)
+
+
+def test_negative_pool_rejected() -> None:
+    with pytest.raises(ValueError, match="pool"):
+        FindThePlus(pool=-1)
+    with pytest.raises(ValueError, match="pool"):
+        PlusProver(pool=-2)
 
 
 def test_verifier_loss_reaches_prover_through_message() -> None:
@@ -228,9 +262,13 @@ def test_bounded_shifts_keep_every_glimpse_centre_inside_the_image() -> None:
 def test_checkpoints_keep_the_task_arguments(tmp_path) -> None:
     from proofgames.pvg import TrainConfig, load_checkpoint, save_checkpoint
 
-    task = FindThePlus(size=8, recon_weight=0.0, bounded_shifts=True)
+    task = FindThePlus(size=8, recon_weight=0.0, bounded_shifts=True, pool=0)
     path = save_checkpoint(tmp_path, task, task.make_prover(), task.make_verifier(), TrainConfig())
     restored = load_checkpoint(path, "cpu")
     assert isinstance(restored.task, FindThePlus)
     assert restored.task.init_args() == task.init_args()
     assert restored.verifier.bounded_shifts
+    assert restored.prover.pool == 0
+    assert load_checkpoint(tmp_path, "cpu").task.init_args() == task.init_args()  # the folder
+    with pytest.raises(FileNotFoundError, match="no PVG checkpoint"):
+        load_checkpoint(tmp_path / "missing", "cpu")

@@ -10,14 +10,17 @@ from typer.testing import CliRunner  # noqa: E402
 
 from proofgames.pvg import BinaryErasureChannel, StressConfig, TrainConfig, make_task, train  # noqa: E402
 from proofgames.pvg.cli import app  # noqa: E402
+from proofgames.pvg.find_the_plus import pixel_to_shift, plus_centres  # noqa: E402
 from proofgames.pvg.report import comparison_table, update_readme, write_report  # noqa: E402
 from proofgames.pvg.reproduce import (  # noqa: E402
     PAPER_TABLES,
     BECTrace,
     blind_heads,
+    on_the_plus,
     reproduce,
     summarize,
 )
+from proofgames.pvg.task import ProverOutput  # noqa: E402
 
 TINY_STRESS = StressConfig(prover_steps=5, batch_size=32, eval_size=32, lbfgs_max_iter=5)
 
@@ -239,3 +242,29 @@ def test_blind_heads_counts_glimpses_that_fall_entirely_outside_the_image():
         verifier.to_shift.bias[3] = -0.9  # head 2: ty = -0.9, partly inside (top rows)
     blind = blind_heads(task, prover, verifier, n=64)
     assert blind == {"label 1": [1.0, 0.0, 0.0, 0.0], "label 0": [1.0, 0.0, 0.0, 0.0]}
+
+
+class _PointingProver(torch.nn.Module):
+    """Says where the plus is: message[0:2] = the shift (tx, ty) of its centre."""
+
+    def forward(self, x, labels=None):
+        centre = plus_centres(x)
+        message = torch.zeros(x.shape[0], 32)
+        message[:, 0] = pixel_to_shift(centre[:, 1], x.shape[-1])
+        message[:, 1] = pixel_to_shift(centre[:, 0], x.shape[-2])
+        return ProverOutput(message=message, aux_loss=torch.zeros(()))
+
+
+def test_on_the_plus_counts_heads_centred_on_the_plus_of_label_1_images():
+    task = make_task("find-the-plus")
+    verifier = task.make_verifier()
+    with torch.no_grad():
+        verifier.to_shift.weight.zero_()
+        verifier.to_shift.bias.zero_()
+        verifier.to_shift.weight[0, 0] = verifier.to_shift.weight[1, 1] = 1.0  # head 1: plus
+        verifier.to_shift.bias[2] = 0.95  # head 2: the right edge, wherever the plus is
+        verifier.to_shift.weight[4, 0] = verifier.to_shift.weight[5, 1] = 1.0
+        verifier.to_shift.bias[4] = 2.0 / 10  # head 3: one pixel right of the plus
+        verifier.to_shift.bias[6] = -0.95  # head 4: the left edge
+    assert on_the_plus(task, _PointingProver(), verifier, n=64) == [1.0, 0.0, 0.0, 0.0]
+    assert on_the_plus(task, _PointingProver(), verifier, n=64, tolerance=1.0)[2] == 1.0

@@ -15,6 +15,7 @@ from proofgames.pvg import (  # noqa: E402
     TrainConfig,
     load_checkpoint,
     make_task,
+    parse_task_args,
     stress_test,
     task_names,
     train,
@@ -168,3 +169,31 @@ def test_cli_train_and_stress_print_the_documented_json(tmp_path):
 
 def _tiny_stress() -> StressConfig:
     return StressConfig(prover_steps=3, batch_size=32, eval_size=32, lbfgs_max_iter=3)
+
+
+def test_task_args_parse_to_the_types_of_their_defaults():
+    assert parse_task_args("find-the-plus", ["pool=0", "bounded-shifts=TRUE", "size=8"]) == {
+        "pool": 0,
+        "bounded_shifts": True,
+        "size": 8,
+    }
+    assert parse_task_args("bec", ["temperature=0.5"]) == {"temperature": 0.5}
+    for bad, message in [
+        (["pool"], "not KEY=VALUE"),
+        (["zoom=3"], "has no argument 'zoom'"),
+        (["pool=two"], "pool must be int"),
+        (["bounded_shifts=maybe"], "must be true or false"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            parse_task_args("find-the-plus", bad)
+
+
+def test_cli_train_passes_task_args_to_the_task_and_checkpoint(tmp_path):
+    runner = CliRunner()
+    base = ["train", "find-the-plus", "--steps", "1", "--batch-size", "8", "--json"]
+    res = runner.invoke(app, [*base, "--task-arg", "pool=0", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["task_args"]["pool"] == 0
+    assert json.loads((tmp_path / "config.json").read_text())["task_args"]["pool"] == 0
+    res = runner.invoke(app, [*base, "--task-arg", "zoom=3", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "zoom" in res.output

@@ -10,7 +10,7 @@ Example:
 
 from .bec import BECProver, BECVerifier, BinaryErasureChannel
 from .checkpoint import Checkpoint, load_checkpoint, save_checkpoint
-from .registry import make_task, register_task, task_defaults, task_names
+from .registry import make_task, parse_task_args, register_task, task_defaults, task_names
 from .report import write_report
 from .reproduce import PROFILES, Profile, reproduce
 from .stress import ATTACKS, AttackResult, StressConfig, evaluate, stress_test
@@ -40,6 +40,7 @@ __all__ = [
     "evaluate",
     "load_checkpoint",
     "make_task",
+    "parse_task_args",
     "register_task",
     "reproduce",
     "save_checkpoint",

@@ -55,12 +55,20 @@ def save_checkpoint(
 
 
 def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
-    """Rebuild the task (from the registry) and both agents saved by :func:`save_checkpoint`."""
+    """Rebuild the task (from the registry) and both agents saved by :func:`save_checkpoint`.
+
+    ``path`` is ``agents.pt`` or the folder holding it (a training run's ``out_dir``).
+    """
     from .registry import make_task
     from .train import TrainConfig, resolve_device
 
+    path = Path(path)
+    if path.is_dir():
+        path = path / "agents.pt"
+    if not path.is_file():
+        raise FileNotFoundError(f"no PVG checkpoint at {path}")
     target = resolve_device(device)
-    payload = torch.load(Path(path), map_location=target, weights_only=True)
+    payload = torch.load(path, map_location=target, weights_only=True)
     if payload.get("format") != FORMAT:
         raise ValueError(f"{path}: not a proofgames PVG checkpoint (format {FORMAT})")
     task = make_task(payload["task"], **payload.get("task_args", {}))

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from .._errors import ProofgamesError
 from .checkpoint import load_checkpoint
-from .registry import make_task, task_defaults, task_names
+from .registry import make_task, parse_task_args, task_defaults, task_names
 from .stress import ATTACKS, StressConfig, stress_test
 from .train import FORMULATIONS, TrainConfig, train
 
@@ -58,12 +58,19 @@ def train_command(
     stop_when_sound: Annotated[
         bool, typer.Option(help="Stop once both attacks find precision = recall = 1.")
     ] = False,
+    task_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--task-arg",
+            help="Task argument KEY=VALUE (repeatable), e.g. pool=0 or bounded_shifts=true.",
+        ),
+    ] = None,
     device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Train a prover and a verifier; save ``agents.pt``, ``config.json``, ``metrics.jsonl``."""
     try:
-        task_obj = make_task(task)
+        task_obj = make_task(task, **parse_task_args(task, task_arg or []))
         values: dict[str, Any] = task_defaults(task)
         given = {
             "steps": steps,
@@ -89,7 +96,13 @@ def train_command(
     except (ProofgamesError, ValueError) as exc:
         _fail(str(exc))
         return
-    summary = {"task": task, "formulation": formulation, "seed": seed, **result.summary()}
+    summary = {
+        "task": task,
+        "task_args": task_obj.init_args(),
+        "formulation": formulation,
+        "seed": seed,
+        **result.summary(),
+    }
     if json_output:
         typer.echo(json.dumps(summary, indent=2))
         return

@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -70,6 +71,18 @@ def plus_maps(images: Tensor) -> tuple[Tensor, Tensor]:
     ones = F.conv2d(x, kernel)[:, 0]
     zeros = F.conv2d(1.0 - x, kernel)[:, 0]
     return zeros > 4.5, ones > 4.5
+
+
+def plus_centres(images: Tensor) -> Tensor:
+    """``(n, 2)`` float ``(row, col)`` pixel of each image's plus centre (either colour).
+
+    Meant for task images, which hold exactly one plus; with several, the first in
+    row-major order is returned, and with none, ``(1, 1)``.
+    """
+    zeros, ones = plus_maps(images)
+    inner = zeros.shape[-1]
+    flat = (zeros | ones).flatten(1).float().argmax(dim=1)
+    return torch.stack([flat // inner + 1, flat % inner + 1], dim=1).float()
 
 
 def count_pluses(images: Tensor) -> tuple[Tensor, Tensor]:
@@ -135,16 +148,24 @@ class PlusProver(nn.Module):
     """Convolutional prover with auxiliary classification and autoencoding heads.
 
     Backbone: three 3x3 convolutions (``channels`` wide, padding 1), each followed by
-    LeakyReLU; the first two are also followed by InstanceNorm. The last block has no
-    InstanceNorm because per-channel normalization right before a mean pool would make
-    the pooled features, hence the message, the same for every image. The pooled
-    features feed a linear layer (the message), a linear classifier and a
+    LeakyReLU and InstanceNorm, then a ``pool x pool`` average pool (Appendix E.2: "a
+    mean-pooling operation"). The pooled feature map feeds a linear layer (the message),
+    a linear classifier and, through a linear projection to ``latent_dim``, a
     :class:`SpatialBroadcastDecoder`.
+
+    The paper does not give the pooling window. A *global* mean pool cannot be what it
+    used: right after a per-channel InstanceNorm it makes every image's features (hence
+    its message) the same. ``pool=0`` selects a global mean pool anyway, with the last
+    InstanceNorm dropped so that the features still vary; but a global pool keeps only
+    what the zero padding at the borders reveals about where the plus is, and it learns
+    to say where far more slowly (see the README's FindThePlus notes).
 
     Args:
         size: image side length.
         message_dim: message size.
         channels: backbone width.
+        pool: average-pooling window before the heads; ``0`` for a global mean pool.
+        latent_dim: size of the decoder's latent vector.
         decoder_channels: hidden width of the decoder.
         cls_weight: weight of the auxiliary classification BCE (0 turns it off).
         recon_weight: weight of the pixelwise-MSE reconstruction loss (0 turns it off).
@@ -155,28 +176,40 @@ class PlusProver(nn.Module):
         size: int = 10,
         message_dim: int = 32,
         channels: int = 40,
+        pool: int = 2,
+        latent_dim: int = 32,
         decoder_channels: int = 32,
         cls_weight: float = 1.0,
         recon_weight: float = 1.0,
     ) -> None:
         super().__init__()
+        if pool < 0:
+            raise ValueError(f"pool must be 0 (global) or a positive window, got {pool}")
+        self.pool = pool
         self.cls_weight = cls_weight
         self.recon_weight = recon_weight
         layers: list[nn.Module] = []
         for i in range(3):
             layers += [nn.Conv2d(1 if i == 0 else channels, channels, 3, padding=1)]
             layers += [nn.LeakyReLU()]
-            if i < 2:
+            if pool or i < 2:
                 layers += [nn.InstanceNorm2d(channels, affine=True)]
         self.backbone = nn.Sequential(*layers)
-        self.to_message = nn.Linear(channels, message_dim)
-        self.classifier = nn.Linear(channels, 1)
-        self.decoder = SpatialBroadcastDecoder(channels, size, decoder_channels)
+        cells = math.ceil(size / pool) ** 2 if pool else 1
+        self.feature_dim = channels * cells
+        self.to_message = nn.Linear(self.feature_dim, message_dim)
+        self.classifier = nn.Linear(self.feature_dim, 1)
+        self.decoder = nn.Sequential(
+            nn.Linear(self.feature_dim, latent_dim),
+            SpatialBroadcastDecoder(latent_dim, size, decoder_channels),
+        )
 
     def features(self, x: Tensor) -> Tensor:
-        """Mean-pooled backbone features ``(n, channels)`` of images ``(n, 1, H, W)``."""
+        """Pooled backbone features ``(n, feature_dim)`` of images ``(n, 1, H, W)``."""
         feats: Tensor = self.backbone(x)
-        return feats.mean(dim=(2, 3))
+        if not self.pool:
+            return feats.mean(dim=(2, 3))
+        return F.avg_pool2d(feats, self.pool, ceil_mode=True).flatten(1)
 
     def classify(self, x: Tensor) -> Tensor:
         """Logits ``(n,)`` of the auxiliary classification head."""
@@ -296,6 +329,8 @@ class FindThePlus(PVGTask):
         max_repairs: bound on background repair rounds in :meth:`sample`.
         bounded_shifts: the verifier keeps its glimpse centres inside the image (see
             :class:`PlusVerifier`; off in the paper).
+        pool: the prover's average-pooling window, ``0`` for a global mean pool (see
+            :class:`PlusProver`).
     """
 
     name = "find-the-plus"
@@ -306,10 +341,13 @@ class FindThePlus(PVGTask):
     glimpse: int = 5
     max_repairs: int = 1000
     bounded_shifts: bool = False
+    pool: int = 2
 
     def __post_init__(self) -> None:
         if self.size < 3:
             raise ValueError(f"images must be at least 3x3, got size={self.size}")
+        if self.pool < 0:
+            raise ValueError(f"pool must be 0 (global) or a positive window, got {self.pool}")
 
     def sample(self, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
         """``n`` images ``(n, 1, size, size)`` and labels ``(n,)`` on the generator's device.
@@ -363,6 +401,7 @@ class FindThePlus(PVGTask):
         return PlusProver(
             size=self.size,
             message_dim=self.message_dim,
+            pool=self.pool,
             cls_weight=self.cls_weight,
             recon_weight=self.recon_weight,
         )

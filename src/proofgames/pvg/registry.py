@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,51 @@ def register_task(
 def make_task(name: str, **kwargs: Any) -> PVGTask:
     """Build the task registered as ``name``."""
     return TASKS.get(name).factory(**kwargs)
+
+
+def parse_task_args(name: str, pairs: Sequence[str]) -> dict[str, Any]:
+    """Task arguments from ``KEY=VALUE`` strings (the CLI's ``--task-arg``).
+
+    Each value is converted to the type of that argument's default (``bool`` accepts
+    ``true``/``false``/``1``/``0``).
+
+    Example:
+        >>> parse_task_args("find-the-plus", ["pool=0", "bounded_shifts=true"])
+        {'pool': 0, 'bounded_shifts': True}
+
+    Raises:
+        ValueError: a pair without ``=``, an unknown argument, or a value of the wrong type.
+    """
+    defaults = make_task(name).init_args()
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep:
+            raise ValueError(f"task argument {pair!r} is not KEY=VALUE")
+        if key not in defaults:
+            known = ", ".join(sorted(defaults)) or "none"
+            raise ValueError(f"{name} has no argument {key!r} (it has: {known})")
+        out[key] = _convert(key, text.strip(), defaults[key])
+    return out
+
+
+def _convert(key: str, text: str, default: Any) -> Any:
+    if isinstance(default, bool):
+        if text.lower() in ("true", "1", "yes"):
+            return True
+        if text.lower() in ("false", "0", "no"):
+            return False
+        raise ValueError(f"task argument {key} must be true or false, got {text!r}")
+    for kind in (int, float):
+        if isinstance(default, kind):
+            try:
+                return kind(text)
+            except ValueError:
+                raise ValueError(
+                    f"task argument {key} must be {kind.__name__}, got {text!r}"
+                ) from None
+    return text
 
 
 def task_defaults(name: str) -> dict[str, Any]:

@@ -176,10 +176,11 @@ def _header(results: dict[str, Any]) -> str:
 
 def _table_section(task: str, data: dict[str, Any]) -> str:
     settings = ", ".join(f"{k}={v}" for k, v in sorted(data["settings"].items()))
+    task_args = ", ".join(f"{k}={v}" for k, v in sorted(data.get("task_args", {}).items()))
     return (
         f"## {TASK_TITLES[task]}\n\nMean ± standard deviation [min, max] over seeds.\n\n"
         f"{comparison_table(task, data)}\n{sound_seeds(data)}\nTraining settings: "
-        f"{settings}.\n"
+        f"{settings}.\n" + (f"\nTask arguments: {task_args}.\n" if task_args else "")
     )
 
 
@@ -206,16 +207,18 @@ def _ftp_runs(ftp: dict[str, Any]) -> str:
         "### Per seed\n",
         "*Blind share*: the fraction of images on which a verifier head's whole glimpse "
         "falls on zero padding outside the image (it then sees nothing and passes no "
-        "gradient to its shift); one number per head, on label-1 and on label-0 images.\n",
+        "gradient to its shift); one number per head, on label-1 and on label-0 images. "
+        "*On the plus*: per head, the share of label-1 images whose glimpse is centred "
+        "within half a pixel of the plus (the honest protocol points one head there).\n",
         "| training | seed | game steps | kept step | train s | prover P / R / spec | "
-        "messages P / R / spec | blind share per head (label 1 / label 0) |",
-        "|---|---|---|---|---|---|---|---|",
+        "messages P / R / spec | blind share per head (label 1 / label 0) | on the plus |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for run in ftp["runs"]:
         lines.append(
             f"| {run['training']} | {run['seed']} | {run['steps']} | {run['best_step']} | "
             f"{run['train_seconds']:.0f} | {_prs(run['attacks']['prover'])} | "
-            f"{_prs(run['attacks']['messages'])} | {_blind(run)} |"
+            f"{_prs(run['attacks']['messages'])} | {_blind(run)} | {_on_plus(run)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -229,6 +232,8 @@ def _gaze_source(gaze: dict[str, Any]) -> str:
     )
     if "blind_heads" in gaze:
         text += f" Blind share per head (label 1 / label 0): {_blind(gaze)}."
+    if "on_the_plus" in gaze:
+        text += f" On the plus, per head: {_on_plus(gaze)}."
     return text + "  "
 
 
@@ -239,6 +244,11 @@ def _blind(run: dict[str, Any]) -> str:
     return " / ".join(
         ", ".join(f"{v:.2f}" for v in blind[label]) for label in ("label 1", "label 0")
     )
+
+
+def _on_plus(run: dict[str, Any]) -> str:
+    shares = run.get("on_the_plus")
+    return ", ".join(f"{v:.2f}" for v in shares) if shares else "—"
 
 
 def _prs(attack: dict[str, Any]) -> str:

@@ -41,10 +41,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 from .bec import BECProver, BinaryErasureChannel
-from .find_the_plus import FindThePlus, PlusVerifier, plus_maps
+from .find_the_plus import FindThePlus, PlusVerifier, plus_centres, plus_maps
 from .registry import task_defaults
 from .stress import AttackResult, Metrics, StressConfig, stress_test
 from .train import TrainConfig, TrainResult, train
@@ -81,6 +81,7 @@ class Profile:
         bec_baseline_steps: game steps of the collaborative, prover-first and
             verifier-first BEC runs (and of the simultaneous run they are compared with).
         ftp: overrides of the FindThePlus training settings (paper defaults otherwise).
+        ftp_task: arguments of the :class:`FindThePlus` task (its defaults otherwise).
         ftp_stress_every: game steps between FindThePlus model-selection stress tests.
         ftp_baseline_steps: game steps of the collaborative FindThePlus run.
         stress: settings of the BEC stress tests.
@@ -94,6 +95,7 @@ class Profile:
     bec_max_steps: int = 1000
     bec_baseline_steps: int = 300
     ftp: tuple[tuple[str, Any], ...] = ()
+    ftp_task: tuple[tuple[str, Any], ...] = ()
     ftp_stress_every: int = 100
     ftp_baseline_steps: int = 300
     stress: StressConfig = field(default_factory=StressConfig)
@@ -106,6 +108,10 @@ class Profile:
         values = task_defaults("find-the-plus")
         values.update(dict(self.ftp))
         return values
+
+    def ftp_task_instance(self) -> FindThePlus:
+        """The FindThePlus task with this profile's arguments."""
+        return FindThePlus(**dict(self.ftp_task))
 
 
 PROFILES: dict[str, Profile] = {
@@ -263,7 +269,7 @@ def reproduce_find_the_plus(
     best_seed, (score, prover_state, verifier_state) = max(
         zip(seeds, (d[2] for d in done), strict=True), key=lambda b: b[1][0]
     )
-    task = FindThePlus()
+    task = prof.ftp_task_instance()
     prover, verifier = task.make_prover(), task.make_verifier()
     prover.load_state_dict(prover_state)
     verifier.load_state_dict(verifier_state)
@@ -275,9 +281,11 @@ def reproduce_find_the_plus(
             "seed": best_seed,
             "selection_accuracy": score,
             "blind_heads": blind_heads(task, prover, verifier),
+            "on_the_plus": on_the_plus(task, prover, verifier),
             **gaze(task, prover, verifier),
         },
         "settings": prof.ftp_settings(),
+        "task_args": task.init_args(),
         "selection_stress": asdict(prof.ftp_selection_stress),
     }
 
@@ -289,7 +297,7 @@ def _ftp_seed(
     seed, prof, device, progress, runs_dir = job
     if multiprocessing.parent_process() is not None:
         torch.set_num_threads(1)  # one worker per core
-    task = FindThePlus()
+    task = prof.ftp_task_instance()
     settings = prof.ftp_settings()
     runs: list[dict[str, Any]] = []
     curves: list[dict[str, Any]] = []
@@ -316,6 +324,7 @@ def _ftp_seed(
         result = train(task, config)
         runs.append(_table_run(task, training, seed, result, prof.ftp_stress))
         runs[-1]["blind_heads"] = blind_heads(task, result.prover, result.verifier)
+        runs[-1]["on_the_plus"] = on_the_plus(task, result.prover, result.verifier)
         curves.append({"seed": seed, "training": training, **_curve(result.metrics)})
         if training == "pvg":
             best = (
@@ -389,6 +398,21 @@ def gaze(task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 6) 
     }
 
 
+def _head_centres(
+    task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int, seed: int
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Images, labels and glimpse centres ``(n, heads, 2)`` on a fixed evaluation batch."""
+    if not isinstance(verifier, PlusVerifier):
+        raise TypeError("head diagnostics need a PlusVerifier")
+    device = next(verifier.parameters()).device
+    x, y = (t.to(device) for t in task.sample(n, torch.Generator().manual_seed(seed)))
+    prover.eval()
+    verifier.eval()
+    with torch.no_grad():
+        _, centres = verifier.glimpses(x, prover(x, None).message)
+    return x, y, centres
+
+
 def blind_heads(
     task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 1000, seed: int = 54321
 ) -> dict[str, list[float]]:
@@ -400,21 +424,35 @@ def blind_heads(
     also passes no gradient back to its shift.  Reported separately for label-1 and
     label-0 images (a head blind on one label only is a *tell*).
     """
-    if not isinstance(verifier, PlusVerifier):
-        raise TypeError("blind_heads needs a PlusVerifier")
-    device = next(verifier.parameters()).device
-    x, y = (t.to(device) for t in task.sample(n, torch.Generator().manual_seed(seed)))
-    prover.eval()
-    verifier.eval()
-    with torch.no_grad():
-        _, centres = verifier.glimpses(x, prover(x, None).message)
-    half, size = verifier.glimpse // 2, x.shape[-1]
+    x, y, centres = _head_centres(task, prover, verifier, n, seed)
+    half, size = task.glimpse // 2, x.shape[-1]
     outside = (centres + half <= -1) | (centres - half >= size)  # (n, heads, 2)
     blind = outside.any(dim=-1).float()
     return {
         "label 1": [round(float(v), 4) for v in blind[y > 0.5].mean(0)],
         "label 0": [round(float(v), 4) for v in blind[y < 0.5].mean(0)],
     }
+
+
+def on_the_plus(
+    task: FindThePlus,
+    prover: nn.Module,
+    verifier: nn.Module,
+    n: int = 1000,
+    seed: int = 54321,
+    tolerance: float = 0.5,
+) -> list[float]:
+    """Per head, the share of label-1 images whose glimpse is centred on the plus.
+
+    The honest protocol of the paper's Figure 1: the prover points a head at the plus
+    of 1-pixels (within ``tolerance`` pixels on both axes), and the verifier checks it.
+    Near 0 for every head means that no head follows the plus, whatever the accuracy.
+    """
+    x, y, centres = _head_centres(task, prover, verifier, n, seed)
+    positive = y > 0.5
+    distance = (centres[positive] - plus_centres(x[positive])[:, None, :]).abs()
+    hit = (distance.amax(dim=-1) <= tolerance).float()  # (positives, heads)
+    return [round(float(v), 4) for v in hit.mean(0)]
 
 
 def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -495,6 +533,7 @@ __all__ = [
     "BECTrace",
     "Profile",
     "blind_heads",
+    "on_the_plus",
     "gaze",
     "reproduce",
     "summarize",
