@@ -54,6 +54,20 @@ def save_checkpoint(
     return path
 
 
+def checkpoint_file(path: str | Path) -> Path:
+    """``path`` itself, or ``path/agents.pt`` for a run folder; it must exist.
+
+    Raises:
+        FileNotFoundError: no checkpoint file there.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / "agents.pt"
+    if not path.is_file():
+        raise FileNotFoundError(f"no PVG checkpoint at {path}")
+    return path
+
+
 def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
     """Rebuild the task (from the registry) and both agents saved by :func:`save_checkpoint`.
 
@@ -62,11 +76,7 @@ def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
     from .registry import make_task
     from .train import TrainConfig, resolve_device
 
-    path = Path(path)
-    if path.is_dir():
-        path = path / "agents.pt"
-    if not path.is_file():
-        raise FileNotFoundError(f"no PVG checkpoint at {path}")
+    path = checkpoint_file(path)
     target = resolve_device(device)
     payload = torch.load(path, map_location=target, weights_only=True)
     if payload.get("format") != FORMAT:

@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 
 from .._errors import ProofgamesError
-from .checkpoint import load_checkpoint
+from .checkpoint import checkpoint_file, load_checkpoint
 from .registry import make_task, parse_task_args, task_defaults, task_names
 from .stress import ATTACKS, StressConfig, stress_test
 from .train import FORMULATIONS, TrainConfig, train
@@ -132,9 +132,11 @@ def stress_command(
     """Freeze a trained verifier and attack it; report precision and recall per attack."""
     if attack not in (*ATTACKS, "both"):
         _fail(f"unknown attack {attack!r}; choose prover, messages or both")
-    path = checkpoint / "agents.pt" if checkpoint.is_dir() else checkpoint
-    if not path.exists():
-        _fail(f"no checkpoint at {path}")
+    try:
+        path = checkpoint_file(checkpoint)
+    except FileNotFoundError as exc:
+        _fail(str(exc))
+        return
     start = time.perf_counter()
     try:
         saved = load_checkpoint(path, device)

@@ -144,6 +144,12 @@ class SpatialBroadcastDecoder(nn.Module):
         return out
 
 
+def _checked_pool(pool: int) -> int:
+    if pool < 0:
+        raise ValueError(f"pool must be 0 (global) or a positive window, got {pool}")
+    return pool
+
+
 class PlusProver(nn.Module):
     """Convolutional prover with auxiliary classification and autoencoding heads.
 
@@ -183,9 +189,7 @@ class PlusProver(nn.Module):
         recon_weight: float = 1.0,
     ) -> None:
         super().__init__()
-        if pool < 0:
-            raise ValueError(f"pool must be 0 (global) or a positive window, got {pool}")
-        self.pool = pool
+        self.pool = _checked_pool(pool)
         self.cls_weight = cls_weight
         self.recon_weight = recon_weight
         layers: list[nn.Module] = []
@@ -346,8 +350,7 @@ class FindThePlus(PVGTask):
     def __post_init__(self) -> None:
         if self.size < 3:
             raise ValueError(f"images must be at least 3x3, got size={self.size}")
-        if self.pool < 0:
-            raise ValueError(f"pool must be 0 (global) or a positive window, got {self.pool}")
+        _checked_pool(self.pool)
 
     def sample(self, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
         """``n`` images ``(n, 1, size, size)`` and labels ``(n,)`` on the generator's device.

@@ -280,8 +280,7 @@ def reproduce_find_the_plus(
         "gaze": {
             "seed": best_seed,
             "selection_accuracy": score,
-            "blind_heads": blind_heads(task, prover, verifier),
-            "on_the_plus": on_the_plus(task, prover, verifier),
+            **head_diagnostics(task, prover, verifier),
             **gaze(task, prover, verifier),
         },
         "settings": prof.ftp_settings(),
@@ -323,8 +322,7 @@ def _ftp_seed(
         )
         result = train(task, config)
         runs.append(_table_run(task, training, seed, result, prof.ftp_stress))
-        runs[-1]["blind_heads"] = blind_heads(task, result.prover, result.verifier)
-        runs[-1]["on_the_plus"] = on_the_plus(task, result.prover, result.verifier)
+        runs[-1].update(head_diagnostics(task, result.prover, result.verifier))
         curves.append({"seed": seed, "training": training, **_curve(result.metrics)})
         if training == "pvg":
             best = (
@@ -413,6 +411,17 @@ def _head_centres(
     return x, y, centres
 
 
+def head_diagnostics(
+    task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 1000, seed: int = 54321
+) -> dict[str, Any]:
+    """:func:`blind_heads` and :func:`on_the_plus` from one pass over one evaluation batch."""
+    x, y, centres = _head_centres(task, prover, verifier, n, seed)
+    return {
+        "blind_heads": _blind_share(task, x, y, centres),
+        "on_the_plus": _plus_share(x, y, centres, tolerance=0.5),
+    }
+
+
 def blind_heads(
     task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 1000, seed: int = 54321
 ) -> dict[str, list[float]]:
@@ -424,14 +433,7 @@ def blind_heads(
     also passes no gradient back to its shift.  Reported separately for label-1 and
     label-0 images (a head blind on one label only is a *tell*).
     """
-    x, y, centres = _head_centres(task, prover, verifier, n, seed)
-    half, size = task.glimpse // 2, x.shape[-1]
-    outside = (centres + half <= -1) | (centres - half >= size)  # (n, heads, 2)
-    blind = outside.any(dim=-1).float()
-    return {
-        "label 1": [round(float(v), 4) for v in blind[y > 0.5].mean(0)],
-        "label 0": [round(float(v), 4) for v in blind[y < 0.5].mean(0)],
-    }
+    return _blind_share(task, *_head_centres(task, prover, verifier, n, seed))
 
 
 def on_the_plus(
@@ -448,7 +450,22 @@ def on_the_plus(
     of 1-pixels (within ``tolerance`` pixels on both axes), and the verifier checks it.
     Near 0 for every head means that no head follows the plus, whatever the accuracy.
     """
-    x, y, centres = _head_centres(task, prover, verifier, n, seed)
+    return _plus_share(*_head_centres(task, prover, verifier, n, seed), tolerance)
+
+
+def _blind_share(
+    task: FindThePlus, x: Tensor, y: Tensor, centres: Tensor
+) -> dict[str, list[float]]:
+    half, size = task.glimpse // 2, x.shape[-1]
+    outside = (centres + half <= -1) | (centres - half >= size)  # (n, heads, 2)
+    blind = outside.any(dim=-1).float()
+    return {
+        "label 1": [round(float(v), 4) for v in blind[y > 0.5].mean(0)],
+        "label 0": [round(float(v), 4) for v in blind[y < 0.5].mean(0)],
+    }
+
+
+def _plus_share(x: Tensor, y: Tensor, centres: Tensor, tolerance: float) -> list[float]:
     positive = y > 0.5
     distance = (centres[positive] - plus_centres(x[positive])[:, None, :]).abs()
     hit = (distance.amax(dim=-1) <= tolerance).float()  # (positives, heads)
@@ -533,6 +550,7 @@ __all__ = [
     "BECTrace",
     "Profile",
     "blind_heads",
+    "head_diagnostics",
     "on_the_plus",
     "gaze",
     "reproduce",
