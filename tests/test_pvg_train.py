@@ -117,6 +117,8 @@ def test_bad_configurations_are_refused(task):
         TrainConfig(steps=0),
         TrainConfig(label_smoothing=1.0),
         TrainConfig(verifier_steps=0),
+        TrainConfig(verifier_lr=0.0),
+        TrainConfig(checkpoint_every=-1),
     ):
         with pytest.raises(ValueError):
             train(task, bad)

@@ -9,7 +9,13 @@ Example:
 """
 
 from .bec import BECProver, BECVerifier, BinaryErasureChannel
-from .checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from .checkpoint import (
+    Checkpoint,
+    TrainingState,
+    load_checkpoint,
+    load_training_state,
+    save_checkpoint,
+)
 from .registry import make_task, parse_task_args, register_task, task_defaults, task_names
 from .report import write_report
 from .reproduce import PROFILES, Profile, reproduce
@@ -17,6 +23,7 @@ from .stress import ATTACKS, AttackResult, StressConfig, evaluate, stress_test
 from .task import ProverOutput, PVGTask
 from .train import (
     FORMULATIONS,
+    RESUMABLE_CHANGES,
     TrainConfig,
     TrainResult,
     train,
@@ -25,6 +32,7 @@ from .train import (
 __all__ = [
     "ATTACKS",
     "FORMULATIONS",
+    "RESUMABLE_CHANGES",
     "AttackResult",
     "BECProver",
     "BECVerifier",
@@ -37,8 +45,10 @@ __all__ = [
     "StressConfig",
     "TrainConfig",
     "TrainResult",
+    "TrainingState",
     "evaluate",
     "load_checkpoint",
+    "load_training_state",
     "make_task",
     "parse_task_args",
     "register_task",

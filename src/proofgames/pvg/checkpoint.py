@@ -2,15 +2,17 @@
 
 A checkpoint folder holds ``agents.pt`` (both state dicts, the task's name and
 constructor arguments, the training configuration), ``config.json`` (the same settings,
-readable) and, written by training, ``metrics.jsonl``.
+readable) and, written by training, ``metrics.jsonl`` and (with
+``TrainConfig.checkpoint_every``) ``state.pt``, from which training resumes exactly.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -88,3 +90,83 @@ def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
     verifier.load_state_dict(payload["verifier"])
     config = TrainConfig.from_dict(payload["config"])
     return Checkpoint(task, prover.eval(), verifier.eval(), config)
+
+
+STATE_FILE = "state.pt"
+
+
+@dataclass
+class TrainingState:
+    """Everything :func:`~proofgames.pvg.train.train` needs to continue a run exactly.
+
+    Written to ``state.pt`` in the run's folder (see ``TrainConfig.checkpoint_every``);
+    training resumed from it on CPU plays the same game steps, bit for bit, as a run that
+    was never interrupted.
+
+    Attributes:
+        task: the task's registered name.
+        task_args: its constructor arguments.
+        config: the run's :class:`~proofgames.pvg.train.TrainConfig` as a dict.
+        step: game steps played.
+        prover_steps: current prover updates per game step (adaptive).
+        streak: game steps in a row above the adaptive threshold.
+        agents: the *current* state dicts, ``{"prover": ..., "verifier": ...}`` (not
+            the kept best ones).
+        optimizers: the two Adam state dicts, same keys.
+        rng: generator states: ``"data"`` (instances), ``"torch"`` (weights init and
+            Gumbel noise) and, on CUDA, ``"cuda"``.
+        best: with ``keep_best``, ``{"score", "step", "prover", "verifier"}`` so far.
+        sound_at: first sound step so far, if any.
+        sound_seconds: training seconds up to it.
+        train_seconds: training seconds so far, stress tests excluded.
+        seconds: wall seconds so far.
+    """
+
+    task: str
+    task_args: dict[str, Any]
+    config: dict[str, Any]
+    step: int
+    prover_steps: int
+    streak: int
+    agents: dict[str, Any]
+    optimizers: dict[str, Any]
+    rng: dict[str, Any]
+    best: dict[str, Any] | None
+    sound_at: int | None
+    sound_seconds: float | None
+    train_seconds: float
+    seconds: float
+
+
+def save_training_state(out_dir: Path, state: TrainingState) -> Path:
+    """Write ``state`` to ``out_dir/state.pt`` atomically; return the path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / STATE_FILE
+    partial = path.with_suffix(".pt.partial")
+    torch.save({"format": FORMAT, **asdict(state)}, partial)
+    os.replace(partial, path)
+    return path
+
+
+def load_training_state(path: str | Path, device: str = "cpu") -> TrainingState:
+    """Read a :class:`TrainingState` from ``state.pt`` or the run folder holding it.
+
+    Raises:
+        FileNotFoundError: no training state there (the run was not saved with
+            ``checkpoint_every`` or has not reached its first save).
+        ValueError: the file is not a proofgames training state.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / STATE_FILE
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no PVG training state at {path} (train with checkpoint_every > 0 to write one)"
+        )
+    payload = torch.load(path, map_location=device, weights_only=True)
+    if not isinstance(payload, dict) or payload.pop("format", None) != FORMAT:
+        raise ValueError(f"{path}: not a proofgames PVG training state (format {FORMAT})")
+    names = {f.name for f in fields(TrainingState)}
+    if set(payload) != names:
+        raise ValueError(f"{path}: training state fields {sorted(payload)} != {sorted(names)}")
+    return TrainingState(**payload)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,9 +16,10 @@ import typer
 from rich.console import Console
 
 from .._errors import ProofgamesError
-from .checkpoint import checkpoint_file, load_checkpoint
+from .checkpoint import checkpoint_file, load_checkpoint, load_training_state
 from .registry import make_task, parse_task_args, task_defaults, task_names
 from .stress import ATTACKS, StressConfig, stress_test
+from .task import PVGTask
 from .train import FORMULATIONS, TrainConfig, train
 
 app = typer.Typer(
@@ -46,6 +48,10 @@ def train_command(
         Path | None, typer.Option(help="Output folder (default runs/pvg-TASK-FORMULATION-sSEED).")
     ] = None,
     batch_size: Annotated[int | None, typer.Option(help="Instances per update.")] = None,
+    lr: Annotated[float | None, typer.Option(help="Adam learning rate (both players).")] = None,
+    verifier_lr: Annotated[
+        float | None, typer.Option(help="The verifier's own learning rate.")
+    ] = None,
     verifier_steps: Annotated[int | None, typer.Option(help="Verifier updates per step.")] = None,
     prover_steps: Annotated[int | None, typer.Option(help="Prover updates per step.")] = None,
     label_smoothing: Annotated[float | None, typer.Option(help="Verifier label smoothing.")] = None,
@@ -65,42 +71,88 @@ def train_command(
             help="Task argument KEY=VALUE (repeatable), e.g. pool=0 or bounded_shifts=true.",
         ),
     ] = None,
+    checkpoint_every: Annotated[
+        int,
+        typer.Option(help="Write the resumable training state every N steps (0: never)."),
+    ] = 100,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            help="Continue the run saved in this folder up to --steps game steps, with its "
+            "settings (only --steps, --out, --device and --checkpoint-every may be given)."
+        ),
+    ] = None,
     device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Train a prover and a verifier; save ``agents.pt``, ``config.json``, ``metrics.jsonl``."""
+    """Train a prover and a verifier; save ``agents.pt``, ``config.json``, ``metrics.jsonl``.
+
+    With ``--checkpoint-every`` (on by default) the run also writes ``state.pt``, from
+    which ``--resume`` continues it exactly, e.g. after an interruption or to train longer.
+    """
+    given = {
+        "steps": steps,
+        "batch_size": batch_size,
+        "lr": lr,
+        "verifier_lr": verifier_lr,
+        "verifier_steps": verifier_steps,
+        "prover_steps": prover_steps,
+        "label_smoothing": label_smoothing,
+    }
     try:
-        task_obj = make_task(task, **parse_task_args(task, task_arg or []))
-        values: dict[str, Any] = task_defaults(task)
-        given = {
-            "steps": steps,
-            "batch_size": batch_size,
-            "verifier_steps": verifier_steps,
-            "prover_steps": prover_steps,
-            "label_smoothing": label_smoothing,
-        }
-        values.update({k: v for k, v in given.items() if v is not None})
-        out_dir = out or Path("runs") / f"pvg-{task}-{formulation}-s{seed}"
-        config = TrainConfig(
-            **values,
-            formulation=formulation,
-            seed=seed,
-            best_response=best_response,
-            stress_every=stress_every,
-            stop_when_sound=stop_when_sound,
-            device=device,
-            out_dir=str(out_dir),
-            progress=not json_output,
-        )
-        result = train(task_obj, config)
-    except (ProofgamesError, ValueError) as exc:
+        if resume is not None:
+            overrides = {
+                "--formulation": formulation != "simultaneous",
+                "--seed": seed != 0,
+                "--batch-size": batch_size is not None,
+                "--lr": lr is not None,
+                "--verifier-lr": verifier_lr is not None,
+                "--verifier-steps": verifier_steps is not None,
+                "--prover-steps": prover_steps is not None,
+                "--label-smoothing": label_smoothing is not None,
+                "--best-response": best_response != "auto",
+                "--stress-every": stress_every != 0,
+                "--stop-when-sound": stop_when_sound,
+                "--task-arg": bool(task_arg),
+            }
+            task_obj, config = _resumed_run(
+                resume, task, steps, [k for k, v in overrides.items() if v]
+            )
+            config = replace(
+                config,
+                out_dir=str(out or (resume if resume.is_dir() else resume.parent)),
+                device=device,
+                checkpoint_every=checkpoint_every,
+                progress=not json_output,
+            )
+        else:
+            task_obj = make_task(task, **parse_task_args(task, task_arg or []))
+            values: dict[str, Any] = task_defaults(task)
+            values.update({k: v for k, v in given.items() if v is not None})
+            out_dir = out or Path("runs") / f"pvg-{task}-{formulation}-s{seed}"
+            config = TrainConfig(
+                **values,
+                formulation=formulation,
+                seed=seed,
+                best_response=best_response,
+                stress_every=stress_every,
+                stop_when_sound=stop_when_sound,
+                device=device,
+                out_dir=str(out_dir),
+                checkpoint_every=checkpoint_every,
+                progress=not json_output,
+            )
+        result = train(task_obj, config, resume=resume)
+    except (ProofgamesError, ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
         return
+    formulation, seed = config.formulation, config.seed
     summary = {
         "task": task,
         "task_args": task_obj.init_args(),
         "formulation": formulation,
         "seed": seed,
+        "resumed_from": None if resume is None else str(resume),
         **result.summary(),
     }
     if json_output:
@@ -116,6 +168,23 @@ def train_command(
     if result.sound_at is not None:
         console.print(f"complete and sound (both attacks) at step {result.sound_at}")
     console.print(f"checkpoint: {result.checkpoint}")
+
+
+def _resumed_run(
+    folder: Path, task: str, steps: int | None, overrides: list[str]
+) -> tuple[PVGTask, TrainConfig]:
+    """The task and settings of the run saved in ``folder`` (``--resume``)."""
+    if overrides:
+        raise ValueError(
+            f"--resume continues the saved run with its own settings; drop {', '.join(overrides)}"
+        )
+    if steps is None:
+        raise ValueError("--resume needs --steps: the run's new total of game steps")
+    state = load_training_state(folder)
+    if state.task != task:
+        raise ValueError(f"{folder} holds a {state.task} run, not {task}")
+    config = replace(TrainConfig.from_dict(state.config), steps=steps)
+    return make_task(task, **state.task_args), config
 
 
 @app.command("stress")

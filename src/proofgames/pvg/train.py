@@ -25,35 +25,25 @@ the agents and the configuration go to a checkpoint.
 
 from __future__ import annotations
 
-import copy
 import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO, runtime_checkable
+from typing import Any, TextIO
 
 import torch
-import torch.nn.functional as F
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from torch import Tensor, nn
+from torch import nn
 
-from .checkpoint import save_checkpoint
+from ._game import ClosedFormResponse, Game, use_closed_form
+from .checkpoint import TrainingState, load_training_state, save_checkpoint, save_training_state
 from .stress import ATTACKS, Metrics, StressConfig, evaluate, stress_test
-from .task import ProverOutput, PVGTask
+from .task import PVGTask
 
 FORMULATIONS = ("simultaneous", "prover-first", "verifier-first", "collaborative")
 BEST_RESPONSES = ("auto", "closed-form", "trained")
-
-
-@runtime_checkable
-class ClosedFormResponse(Protocol):
-    """A task that knows the verifier's exact best response to a prover (BEC)."""
-
-    def best_response_prover_loss(self, prover: nn.Module, label_smoothing: float) -> Tensor:
-        """The prover's loss against the best-responding verifier, differentiable."""
-        ...
 
 
 @dataclass
@@ -64,7 +54,10 @@ class TrainConfig:
         formulation: one of :data:`FORMULATIONS`.
         steps: game steps (one leader round each; see the module docstring).
         batch_size: instances per gradient step.
-        lr: Adam learning rate of both players (PyTorch's other Adam defaults).
+        lr: Adam learning rate of the prover, and of the verifier unless
+            ``verifier_lr`` is set (PyTorch's other Adam defaults).
+        verifier_lr: the verifier's own learning rate (the paper's proof of Theorem 4
+            assumes the verifier learns faster than the prover).
         verifier_steps: verifier updates per game step (default 1 for verifier-first,
             else 5).
         prover_steps: prover updates per game step (default 5 for verifier-first, else 1).
@@ -96,6 +89,9 @@ class TrainConfig:
         stress: settings of those stress tests.
         out_dir: where to write ``agents.pt``, ``config.json`` and ``metrics.jsonl``
             (nothing is written if omitted).
+        checkpoint_every: if positive, write the training state (``state.pt`` in
+            ``out_dir``) every this many game steps and at the end, so that
+            :func:`train` can resume the run exactly.
         progress: show a progress bar on a terminal.
     """
 
@@ -103,6 +99,7 @@ class TrainConfig:
     steps: int = 1000
     batch_size: int = 2000
     lr: float = 3e-4
+    verifier_lr: float | None = None
     verifier_steps: int | None = None
     prover_steps: int | None = None
     adaptive_threshold: float | None = None
@@ -122,6 +119,7 @@ class TrainConfig:
     keep_best: str | None = None
     stress: StressConfig = field(default_factory=StressConfig)
     out_dir: str | None = None
+    checkpoint_every: int = 0
     progress: bool = True
 
     def step_counts(self) -> tuple[int, int]:
@@ -156,6 +154,12 @@ class TrainConfig:
                 )
             if self.stress_every < 1:
                 raise ValueError("keep_best needs stress tests: set stress_every > 0")
+        if self.lr <= 0 or (self.verifier_lr is not None and self.verifier_lr <= 0):
+            raise ValueError("lr and verifier_lr must be positive")
+        if self.checkpoint_every < 0:
+            raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
+        if self.checkpoint_every and self.out_dir is None:
+            raise ValueError("checkpoint_every needs out_dir (where state.pt is written)")
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
 
@@ -183,8 +187,8 @@ class TrainResult:
         checkpoint: path of ``agents.pt``, if ``out_dir`` was given.
         verifier_accuracy: on the evaluation batch at the end.
         steps: game steps played.
-        seconds: wall time of the whole call.
-        train_seconds: wall time without the stress tests.
+        seconds: wall time of the run (of every call, for a resumed run).
+        train_seconds: the same without the stress tests.
         sound_at: first game step where stress tests found precision = recall = 1
             against both attacks (``None`` if never or not tested).
         sound_seconds: ``train_seconds`` up to that step.
@@ -233,7 +237,10 @@ Observer = Callable[[int, nn.Module, nn.Module], None]
 
 
 def train(
-    task: PVGTask, config: TrainConfig | None = None, observe: Observer | None = None
+    task: PVGTask,
+    config: TrainConfig | None = None,
+    observe: Observer | None = None,
+    resume: str | Path | None = None,
 ) -> TrainResult:
     """Train a prover and a verifier on ``task`` under ``config``; see the module docstring.
 
@@ -241,10 +248,19 @@ def train(
         task: the game's task.
         config: the run's settings (defaults if omitted).
         observe: called as ``observe(step, prover, verifier)`` before the first game step
-            (step 0) and at every logged step, e.g. to record the agents' outputs for a
-            dynamics plot; it must not change the agents.
+            (step 0, not on resuming) and at every logged step, e.g. to record the agents'
+            outputs for a dynamics plot; it must not change the agents.
+        resume: a run folder (or its ``state.pt``) written with ``checkpoint_every``:
+            continue that run up to ``config.steps`` game steps. ``task`` and ``config``
+            must be the saved run's, except for :data:`RESUMABLE_CHANGES`; the metrics
+            it logged up to the saved step are carried over.
 
-    Runs with the same seed on CPU are identical.
+    Runs with the same seed on CPU are identical, and so is a run resumed from its
+    training state: N steps, then resumed to M, plays the same game as M steps at once.
+
+    Raises:
+        ValueError: an invalid configuration, or one that does not match ``resume``.
+        FileNotFoundError: ``resume`` holds no training state.
     """
     config = config or TrainConfig()
     config.validate()
@@ -253,21 +269,26 @@ def train(
     torch.manual_seed(config.seed)  # weight init and Gumbel noise
     data_gen = torch.Generator().manual_seed(config.seed)
     eval_x, eval_y = (t.to(device) for t in task.sample(config.eval_size, data_gen))
-    game = _Game(task, config, device, data_gen)
+    game = Game(task, config, device, data_gen)
     if config.formulation == "prover-first":
-        game.closed_form = _use_closed_form(task, config.best_response)
+        game.closed_form = use_closed_form(task, config.best_response)
     verifier_steps, prover_steps = config.step_counts()
+    run = _RunRecord()
+    if resume is not None:
+        state = load_training_state(resume)
+        _check_resumable(task, config, state)
+        game.restore(state.agents, state.optimizers, state.rng)
+        prover_steps = state.prover_steps
+        run = _RunRecord.from_state(state, _logged_rows(Path(resume), state.step))
+    else:
+        for _ in range(config.pretrain_steps):
+            game.pretrain_step()
+        if observe is not None:
+            observe(0, game.prover, game.verifier)
 
-    for _ in range(config.pretrain_steps):
-        game.pretrain_step()
-    if observe is not None:
-        observe(0, game.prover, game.verifier)
-    best: tuple[float, int, dict[str, Any], dict[str, Any]] | None = None
-
-    metrics: list[Metrics] = []
-    log = _open_log(config)
-    stress_seconds, sound_at, sound_seconds = 0.0, None, None
-    streak, step = 0, 0
+    log = _open_log(config, run.metrics)
+    stress_seconds = 0.0
+    step = run.step
     console = Console(stderr=True)
     with Progress(
         TextColumn(f"[bold]pvg {task.name} {config.formulation}"),
@@ -279,185 +300,191 @@ def train(
         transient=True,
         disable=not (config.progress and console.is_terminal),
     ) as bar:
-        bar_task = bar.add_task("train", total=config.steps, acc="-")
-        for step in range(1, config.steps + 1):
+        bar_task = bar.add_task("train", total=config.steps, completed=run.step, acc="-")
+        for step in range(run.step + 1, config.steps + 1):
             losses = game.play(verifier_steps, prover_steps)
 
             if config.adaptive_threshold is not None:
-                streak = streak + 1 if losses["train_accuracy"] > config.adaptive_threshold else 0
-                if streak >= config.adaptive_window and prover_steps < config.max_prover_steps:
-                    prover_steps, streak = prover_steps + 1, 0
+                above = losses["train_accuracy"] > config.adaptive_threshold
+                run.streak = run.streak + 1 if above else 0
+                if run.streak >= config.adaptive_window and prover_steps < config.max_prover_steps:
+                    prover_steps, run.streak = prover_steps + 1, 0
 
             last = step == config.steps
             stress_now = config.stress_every > 0 and (last or step % config.stress_every == 0)
-            if not (last or stress_now or step % config.log_every == 0):
+            if last or stress_now or step % config.log_every == 0:
+                row: Metrics = {"step": step, "prover_steps": prover_steps, **losses}
+                row.update(evaluate(task, game.prover, game.verifier, eval_x, eval_y, config.seed))
+                if stress_now:
+                    tick = time.perf_counter()
+                    results = stress_test(
+                        task, game.verifier, game.prover, config.stress_attacks, config.stress
+                    )
+                    for name, result in results.items():
+                        row[f"{name}_precision"] = result.precision
+                        row[f"{name}_recall"] = result.recall
+                        row[f"{name}_accuracy"] = result.accuracy
+                    if config.keep_best is not None:
+                        score = results[config.keep_best].accuracy
+                        if run.best is None or score > run.best["score"]:
+                            prover_sd, verifier_sd = game.state_dicts()
+                            run.best = {"score": score, "step": step}
+                            run.best.update(prover=prover_sd, verifier=verifier_sd)
+                    stress_seconds += time.perf_counter() - tick
+                    if run.sound_at is None and all(r.perfect for r in results.values()):
+                        run.sound_at = step
+                        run.sound_seconds = run.train_seconds(start, stress_seconds)
+                row["seconds"] = round(run.train_seconds(start, stress_seconds), 4)
+                run.metrics.append(row)
+                if observe is not None:
+                    observe(step, game.prover, game.verifier)
+                if log is not None:
+                    log.write(json.dumps(row) + "\n")
+                    log.flush()
+                bar.update(bar_task, advance=1, acc=f"{row['verifier_accuracy']:.3f}")
+            else:
                 bar.advance(bar_task)
-                continue
-            row: Metrics = {"step": step, "prover_steps": prover_steps, **losses}
-            row.update(evaluate(task, game.prover, game.verifier, eval_x, eval_y, config.seed))
-            if stress_now:
-                tick = time.perf_counter()
-                results = stress_test(
-                    task, game.verifier, game.prover, config.stress_attacks, config.stress
-                )
-                for name, result in results.items():
-                    row[f"{name}_precision"] = result.precision
-                    row[f"{name}_recall"] = result.recall
-                    row[f"{name}_accuracy"] = result.accuracy
-                if config.keep_best is not None:
-                    score = results[config.keep_best].accuracy
-                    if best is None or score > best[0]:
-                        best = (score, step, *game.state_dicts())
-                stress_seconds += time.perf_counter() - tick
-                if sound_at is None and all(r.perfect for r in results.values()):
-                    sound_at = step
-                    sound_seconds = time.perf_counter() - start - stress_seconds
-            row["seconds"] = round(time.perf_counter() - start - stress_seconds, 4)
-            metrics.append(row)
-            if observe is not None:
-                observe(step, game.prover, game.verifier)
-            if log is not None:
-                log.write(json.dumps(row) + "\n")
-                log.flush()
-            bar.update(bar_task, advance=1, acc=f"{row['verifier_accuracy']:.3f}")
-            if config.stop_when_sound and sound_at is not None:
+            if config.checkpoint_every and step % config.checkpoint_every == 0:
+                _save_state(task, config, game, run, step, prover_steps, start, stress_seconds)
+            if config.stop_when_sound and run.sound_at is not None:
                 break
     if log is not None:
         log.close()
-    if best is not None:
-        game.prover.load_state_dict(best[2])
-        game.verifier.load_state_dict(best[3])
+    if config.checkpoint_every:
+        _save_state(task, config, game, run, step, prover_steps, start, stress_seconds)
+    if run.best is not None:
+        game.prover.load_state_dict(run.best["prover"])
+        game.verifier.load_state_dict(run.best["verifier"])
 
     checkpoint = None
     if config.out_dir is not None:
         checkpoint = save_checkpoint(Path(config.out_dir), task, game.prover, game.verifier, config)
-    seconds = time.perf_counter() - start
     return TrainResult(
         prover=game.prover,
         verifier=game.verifier,
         checkpoint=checkpoint,
-        verifier_accuracy=metrics[-1]["verifier_accuracy"],
+        verifier_accuracy=run.metrics[-1]["verifier_accuracy"],
         steps=step,
-        seconds=seconds,
-        train_seconds=seconds - stress_seconds,
-        sound_at=sound_at,
-        sound_seconds=sound_seconds,
-        metrics=metrics,
-        best_step=None if best is None else best[1],
-        best_accuracy=None if best is None else best[0],
+        seconds=run.seconds_before + time.perf_counter() - start,
+        train_seconds=run.train_seconds(start, stress_seconds),
+        sound_at=run.sound_at,
+        sound_seconds=run.sound_seconds,
+        metrics=run.metrics,
+        best_step=None if run.best is None else run.best["step"],
+        best_accuracy=None if run.best is None else run.best["score"],
     )
 
 
-class _Game:
-    """The two players, their optimizers and the update rules of one game step."""
+#: ``TrainConfig`` fields a resumed run may change: none of them alters the game played.
+RESUMABLE_CHANGES = frozenset({"steps", "device", "out_dir", "progress", "checkpoint_every"})
 
-    def __init__(
-        self, task: PVGTask, config: TrainConfig, device: torch.device, data: torch.Generator
-    ) -> None:
-        self.task, self.config, self.device, self.data = task, config, device, data
-        self.prover = task.make_prover().to(device).train()
-        self.verifier = task.make_verifier().to(device).train()
-        self.prover_opt = torch.optim.Adam(self.prover.parameters(), lr=config.lr)
-        self.verifier_opt = torch.optim.Adam(self.verifier.parameters(), lr=config.lr)
-        self.collaborative = config.formulation == "collaborative"
-        self.closed_form = False
 
-    def state_dicts(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Copies of both players' weights."""
-        return (
-            copy.deepcopy(self.prover.state_dict()),
-            copy.deepcopy(self.verifier.state_dict()),
+@dataclass
+class _RunRecord:
+    """What a run has accumulated besides the agents: counters, best agents, timings."""
+
+    step: int = 0
+    streak: int = 0
+    best: dict[str, Any] | None = None
+    sound_at: int | None = None
+    sound_seconds: float | None = None
+    train_seconds_before: float = 0.0
+    seconds_before: float = 0.0
+    metrics: list[Metrics] = field(default_factory=list)
+
+    @classmethod
+    def from_state(cls, state: TrainingState, metrics: list[Metrics]) -> _RunRecord:
+        return cls(
+            step=state.step,
+            streak=state.streak,
+            best=state.best,
+            sound_at=state.sound_at,
+            sound_seconds=state.sound_seconds,
+            train_seconds_before=state.train_seconds,
+            seconds_before=state.seconds,
+            metrics=metrics,
         )
 
-    def batch(self) -> tuple[Tensor, Tensor]:
-        x, y = self.task.sample(self.config.batch_size, self.data)
-        return x.to(self.device), y.to(self.device)
-
-    def play(self, verifier_steps: int, prover_steps: int) -> Metrics:
-        """One game step of the configured formulation; returns the last losses."""
-        out: Metrics = {}
-        formulation = self.config.formulation
-        if formulation in ("simultaneous", "collaborative"):
-            for i in range(max(verifier_steps, prover_steps)):
-                out.update(self.joint_step(i < prover_steps, i < verifier_steps))
-        elif formulation == "prover-first":
-            for _ in range(verifier_steps):  # the follower moves towards its best response
-                out.update(self.joint_step(False, True))
-            for _ in range(prover_steps):
-                out.update(
-                    self.closed_form_step() if self.closed_form else self.joint_step(True, False)
-                )
-        else:  # verifier-first
-            for _ in range(prover_steps):
-                out.update(self.joint_step(True, False))
-            for _ in range(verifier_steps):
-                out.update(self.joint_step(False, True))
-        return out
-
-    def joint_step(self, update_prover: bool, update_verifier: bool) -> Metrics:
-        """Gradients of both losses at the current point; step the chosen players."""
-        x, y = self.batch()
-        with torch.set_grad_enabled(update_prover):
-            out: ProverOutput = self.prover(x, y if update_prover else None)
-        logits = self.verifier(x, out.message)
-        metrics: Metrics = {}
-        if update_prover:
-            target = y if self.collaborative else torch.ones_like(y)
-            prover_loss = F.binary_cross_entropy_with_logits(logits, target)
-            total = prover_loss + self.config.aux_weight * out.aux_loss
-            self.prover_opt.zero_grad()
-            torch.autograd.backward(
-                total, inputs=list(self.prover.parameters()), retain_graph=update_verifier
-            )
-            metrics["prover_loss"] = float(prover_loss.detach())
-        if update_verifier:
-            s = self.config.label_smoothing
-            verifier_loss = F.binary_cross_entropy_with_logits(logits, y * (1 - s) + s / 2)
-            self.verifier_opt.zero_grad()
-            torch.autograd.backward(verifier_loss, inputs=list(self.verifier.parameters()))
-            metrics["verifier_loss"] = float(verifier_loss.detach())
-            metrics["train_accuracy"] = float(((logits > 0).float() == y).float().mean())
-        if update_prover:
-            self.prover_opt.step()
-        if update_verifier:
-            self.verifier_opt.step()
-        return metrics
-
-    def closed_form_step(self) -> Metrics:
-        """A leading prover's step against the exact, anticipated verifier response."""
-        assert isinstance(self.task, ClosedFormResponse)
-        loss = self.task.best_response_prover_loss(self.prover, self.config.label_smoothing)
-        self.prover_opt.zero_grad()
-        torch.autograd.backward(loss, inputs=list(self.prover.parameters()))
-        self.prover_opt.step()
-        return {"prover_loss": float(loss.detach())}
-
-    def pretrain_step(self) -> None:
-        """One prover step on the task's auxiliary losses alone (skipped if there are none)."""
-        x, y = self.batch()
-        out: ProverOutput = self.prover(x, y)
-        if out.aux_loss.requires_grad:
-            self.prover_opt.zero_grad()
-            torch.autograd.backward(out.aux_loss)
-            self.prover_opt.step()
+    def train_seconds(self, start: float, stress_seconds: float) -> float:
+        """Training seconds of the whole run so far, stress tests excluded."""
+        return self.train_seconds_before + time.perf_counter() - start - stress_seconds
 
 
-def _use_closed_form(task: PVGTask, choice: str) -> bool:
-    available = isinstance(task, ClosedFormResponse)
-    if choice == "closed-form" and not available:
-        raise ValueError(f"task {task.name!r} has no closed-form verifier best response")
-    return available and choice != "trained"
+def _save_state(
+    task: PVGTask,
+    config: TrainConfig,
+    game: Game,
+    run: _RunRecord,
+    step: int,
+    prover_steps: int,
+    start: float,
+    stress_seconds: float,
+) -> None:
+    assert config.out_dir is not None  # validate() insists
+    agents, optimizers, rng = game.snapshot()
+    state = TrainingState(
+        task=task.name,
+        task_args=task.init_args(),
+        config=config.to_dict(),
+        step=step,
+        prover_steps=prover_steps,
+        streak=run.streak,
+        agents=agents,
+        optimizers=optimizers,
+        rng=rng,
+        best=run.best,
+        sound_at=run.sound_at,
+        sound_seconds=run.sound_seconds,
+        train_seconds=run.train_seconds(start, stress_seconds),
+        seconds=run.seconds_before + time.perf_counter() - start,
+    )
+    save_training_state(Path(config.out_dir), state)
 
 
-def _open_log(config: TrainConfig) -> TextIO | None:
+def _check_resumable(task: PVGTask, config: TrainConfig, state: TrainingState) -> None:
+    if (state.task, state.task_args) != (task.name, task.init_args()):
+        raise ValueError(
+            f"cannot resume: the saved run played {state.task} with {state.task_args}, "
+            f"not {task.name} with {task.init_args()}"
+        )
+    saved, given = TrainConfig.from_dict(state.config).to_dict(), config.to_dict()
+    changed = sorted(k for k in saved if saved[k] != given[k] and k not in RESUMABLE_CHANGES)
+    if changed:
+        detail = ", ".join(f"{k}: saved {saved[k]!r}, given {given[k]!r}" for k in changed)
+        raise ValueError(f"cannot resume with different settings ({detail})")
+    if config.steps <= state.step:
+        raise ValueError(
+            f"the saved run has played {state.step} game steps; resume with steps > "
+            f"{state.step} (got {config.steps})"
+        )
+    if config.stop_when_sound and state.sound_at is not None:
+        raise ValueError(f"the saved run already stopped sound at step {state.sound_at}")
+
+
+def _logged_rows(resume: Path, step: int) -> list[Metrics]:
+    """The metric rows a resumed run logged up to ``step`` (none if it has no log)."""
+    folder = resume if resume.is_dir() else resume.parent
+    path = folder / "metrics.jsonl"
+    if not path.is_file():
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [row for row in rows if row["step"] <= step]
+
+
+def _open_log(config: TrainConfig, previous: list[Metrics]) -> TextIO | None:
     if config.out_dir is None:
         return None
     Path(config.out_dir).mkdir(parents=True, exist_ok=True)
-    return (Path(config.out_dir) / "metrics.jsonl").open("w")
+    log = (Path(config.out_dir) / "metrics.jsonl").open("w")
+    for row in previous:
+        log.write(json.dumps(row) + "\n")
+    return log
 
 
 __all__ = [
     "BEST_RESPONSES",
+    "RESUMABLE_CHANGES",
+    "ClosedFormResponse",
     "FORMULATIONS",
     "TrainConfig",
     "Observer",

@@ -1,0 +1,155 @@
+"""The two players of a Prover-Verifier Game, their optimizers and one game step's updates.
+
+Private to :mod:`proofgames.pvg.train`, which documents the formulations.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .stress import Metrics
+from .task import ProverOutput, PVGTask
+
+if TYPE_CHECKING:
+    from .train import TrainConfig
+
+
+@runtime_checkable
+class ClosedFormResponse(Protocol):
+    """A task that knows the verifier's exact best response to a prover (BEC)."""
+
+    def best_response_prover_loss(self, prover: nn.Module, label_smoothing: float) -> Tensor:
+        """The prover's loss against the best-responding verifier, differentiable."""
+        ...
+
+
+class Game:
+    """The two players, their optimizers and the update rules of one game step."""
+
+    def __init__(
+        self, task: PVGTask, config: TrainConfig, device: torch.device, data: torch.Generator
+    ) -> None:
+        self.task, self.config, self.device, self.data = task, config, device, data
+        self.prover = task.make_prover().to(device).train()
+        self.verifier = task.make_verifier().to(device).train()
+        self.prover_opt = torch.optim.Adam(self.prover.parameters(), lr=config.lr)
+        verifier_lr = config.lr if config.verifier_lr is None else config.verifier_lr
+        self.verifier_opt = torch.optim.Adam(self.verifier.parameters(), lr=verifier_lr)
+        self.collaborative = config.formulation == "collaborative"
+        self.closed_form = False
+
+    def state_dicts(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Copies of both players' weights."""
+        return (
+            copy.deepcopy(self.prover.state_dict()),
+            copy.deepcopy(self.verifier.state_dict()),
+        )
+
+    def snapshot(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """``(agents, optimizers, rng)``: what a resumed run needs to continue exactly."""
+        agents = {"prover": self.prover.state_dict(), "verifier": self.verifier.state_dict()}
+        optimizers = {
+            "prover": self.prover_opt.state_dict(),
+            "verifier": self.verifier_opt.state_dict(),
+        }
+        rng: dict[str, Any] = {"data": self.data.get_state(), "torch": torch.get_rng_state()}
+        if self.device.type == "cuda":
+            rng["cuda"] = torch.cuda.get_rng_state_all()
+        return agents, optimizers, rng
+
+    def restore(
+        self, agents: dict[str, Any], optimizers: dict[str, Any], rng: dict[str, Any]
+    ) -> None:
+        """Inverse of :meth:`snapshot`."""
+        self.prover.load_state_dict(agents["prover"])
+        self.verifier.load_state_dict(agents["verifier"])
+        self.prover_opt.load_state_dict(optimizers["prover"])
+        self.verifier_opt.load_state_dict(optimizers["verifier"])
+        self.data.set_state(rng["data"])
+        torch.set_rng_state(rng["torch"])
+        if "cuda" in rng and self.device.type == "cuda":
+            torch.cuda.set_rng_state_all(rng["cuda"])
+
+    def batch(self) -> tuple[Tensor, Tensor]:
+        x, y = self.task.sample(self.config.batch_size, self.data)
+        return x.to(self.device), y.to(self.device)
+
+    def play(self, verifier_steps: int, prover_steps: int) -> Metrics:
+        """One game step of the configured formulation; returns the last losses."""
+        out: Metrics = {}
+        formulation = self.config.formulation
+        if formulation in ("simultaneous", "collaborative"):
+            for i in range(max(verifier_steps, prover_steps)):
+                out.update(self.joint_step(i < prover_steps, i < verifier_steps))
+        elif formulation == "prover-first":
+            for _ in range(verifier_steps):  # the follower moves towards its best response
+                out.update(self.joint_step(False, True))
+            for _ in range(prover_steps):
+                out.update(
+                    self.closed_form_step() if self.closed_form else self.joint_step(True, False)
+                )
+        else:  # verifier-first
+            for _ in range(prover_steps):
+                out.update(self.joint_step(True, False))
+            for _ in range(verifier_steps):
+                out.update(self.joint_step(False, True))
+        return out
+
+    def joint_step(self, update_prover: bool, update_verifier: bool) -> Metrics:
+        """Gradients of both losses at the current point; step the chosen players."""
+        x, y = self.batch()
+        with torch.set_grad_enabled(update_prover):
+            out: ProverOutput = self.prover(x, y if update_prover else None)
+        logits = self.verifier(x, out.message)
+        metrics: Metrics = {}
+        if update_prover:
+            target = y if self.collaborative else torch.ones_like(y)
+            prover_loss = F.binary_cross_entropy_with_logits(logits, target)
+            total = prover_loss + self.config.aux_weight * out.aux_loss
+            self.prover_opt.zero_grad()
+            torch.autograd.backward(
+                total, inputs=list(self.prover.parameters()), retain_graph=update_verifier
+            )
+            metrics["prover_loss"] = float(prover_loss.detach())
+        if update_verifier:
+            s = self.config.label_smoothing
+            verifier_loss = F.binary_cross_entropy_with_logits(logits, y * (1 - s) + s / 2)
+            self.verifier_opt.zero_grad()
+            torch.autograd.backward(verifier_loss, inputs=list(self.verifier.parameters()))
+            metrics["verifier_loss"] = float(verifier_loss.detach())
+            metrics["train_accuracy"] = float(((logits > 0).float() == y).float().mean())
+        if update_prover:
+            self.prover_opt.step()
+        if update_verifier:
+            self.verifier_opt.step()
+        return metrics
+
+    def closed_form_step(self) -> Metrics:
+        """A leading prover's step against the exact, anticipated verifier response."""
+        assert isinstance(self.task, ClosedFormResponse)
+        loss = self.task.best_response_prover_loss(self.prover, self.config.label_smoothing)
+        self.prover_opt.zero_grad()
+        torch.autograd.backward(loss, inputs=list(self.prover.parameters()))
+        self.prover_opt.step()
+        return {"prover_loss": float(loss.detach())}
+
+    def pretrain_step(self) -> None:
+        """One prover step on the task's auxiliary losses alone (skipped if there are none)."""
+        x, y = self.batch()
+        out: ProverOutput = self.prover(x, y)
+        if out.aux_loss.requires_grad:
+            self.prover_opt.zero_grad()
+            torch.autograd.backward(out.aux_loss)
+            self.prover_opt.step()
+
+
+def use_closed_form(task: PVGTask, choice: str) -> bool:
+    available = isinstance(task, ClosedFormResponse)
+    if choice == "closed-form" and not available:
+        raise ValueError(f"task {task.name!r} has no closed-form verifier best response")
+    return available and choice != "trained"

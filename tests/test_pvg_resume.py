@@ -1,0 +1,153 @@
+"""Resumable PVG training: ``state.pt`` lets a run continue exactly where it stopped."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from proofgames.pvg import (  # noqa: E402
+    StressConfig,
+    TrainConfig,
+    load_training_state,
+    make_task,
+    train,
+)
+from proofgames.pvg.cli import app  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+TINY_STRESS = StressConfig(prover_steps=3, batch_size=32, eval_size=32, lbfgs_max_iter=3)
+
+# Each game exercises what a resumed run must carry over: Gumbel noise and several
+# verifier steps (BEC), prover pretraining, adaptive prover steps and the kept best
+# agents of the model-selection stress tests (FindThePlus).
+GAMES = {
+    "bec": (
+        {},
+        TrainConfig(steps=12, batch_size=64, eval_size=64, log_every=1, stress_every=4,
+                    stress=TINY_STRESS, progress=False, seed=3),
+    ),
+    "find-the-plus": (
+        {"size": 6},
+        TrainConfig(steps=12, batch_size=8, eval_size=16, log_every=1, stress_every=4,
+                    stress=TINY_STRESS, stress_attacks=("messages",), keep_best="messages",
+                    pretrain_steps=2, verifier_steps=1, prover_steps=1,
+                    adaptive_threshold=-1.0, adaptive_window=3, max_prover_steps=3,
+                    progress=False, seed=1),
+    ),
+}  # fmt: skip
+
+
+def _rows(metrics):
+    return [{k: v for k, v in row.items() if k != "seconds"} for row in metrics]
+
+
+def _same_weights(a, b):
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+class Crash(RuntimeError):
+    pass
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+def test_a_run_resumed_after_a_crash_plays_the_same_game_as_an_uninterrupted_one(name, tmp_path):
+    task_args, config = GAMES[name]
+    task = make_task(name, **task_args)
+    whole = train(task, replace(config, out_dir=str(tmp_path / "whole")))
+
+    def crash_at_step_7(step, prover, verifier):
+        if step == 7:
+            raise Crash
+
+    crashed = replace(config, out_dir=str(tmp_path / "crashed"), checkpoint_every=5)
+    with pytest.raises(Crash):
+        train(task, crashed, observe=crash_at_step_7)
+    state = load_training_state(tmp_path / "crashed")
+    assert state.step == 5  # the last periodic save; the log went on to step 6
+    logged = (tmp_path / "crashed" / "metrics.jsonl").read_text().splitlines()
+    assert json.loads(logged[-1])["step"] == 6
+
+    resumed = train(task, crashed, resume=tmp_path / "crashed")
+    assert resumed.steps == whole.steps == 12
+    assert _rows(resumed.metrics) == _rows(whole.metrics)  # steps 6, 7 logged once
+    assert _same_weights(resumed.prover, whole.prover)
+    assert _same_weights(resumed.verifier, whole.verifier)
+    assert (resumed.best_step, resumed.sound_at) == (whole.best_step, whole.sound_at)
+    lines = (tmp_path / "crashed" / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["step"] for line in lines] == list(range(1, 13))
+    assert resumed.train_seconds >= state.train_seconds  # the whole run's time
+
+
+def test_a_finished_run_extends_into_a_new_folder_as_if_trained_longer_at_once(tmp_path):
+    task_args, config = GAMES["bec"]
+    task = make_task("bec", **task_args)
+    longer = train(task, replace(config, steps=16))
+    # it ends on a stress-test step (the last step is always stress-tested)
+    short = replace(config, steps=8, out_dir=str(tmp_path / "short"), checkpoint_every=100)
+    train(task, short)  # saved only at its end
+    shutil.copytree(tmp_path / "short", tmp_path / "copy")
+    extended = train(
+        task, replace(short, steps=16, out_dir=str(tmp_path / "long")), resume=tmp_path / "short"
+    )
+    assert _rows(extended.metrics) == _rows(longer.metrics)
+    assert _same_weights(extended.verifier, longer.verifier)
+    assert load_training_state(tmp_path / "long").step == 16
+    # the source folder is left as it was
+    for path in (tmp_path / "copy").iterdir():
+        assert path.read_bytes() == (tmp_path / "short" / path.name).read_bytes(), path.name
+
+
+def test_resuming_refuses_a_different_game_or_nothing_to_do(tmp_path):
+    task_args, config = GAMES["bec"]
+    task = make_task("bec", **task_args)
+    saved = replace(config, steps=4, stress_every=0, out_dir=str(tmp_path), checkpoint_every=2)
+    train(task, saved)
+    cases = {
+        "seed": replace(saved, steps=8, seed=4),
+        "lr": replace(saved, steps=8, verifier_lr=1e-3),
+        "saved run has played 4": replace(saved, steps=4),
+    }
+    for expected, config in cases.items():
+        with pytest.raises(ValueError, match=expected):
+            train(task, config, resume=tmp_path)
+    ftp_config = GAMES["find-the-plus"][1]
+    with pytest.raises(ValueError, match="the saved run played bec"):
+        train(make_task("find-the-plus", size=7), replace(ftp_config, steps=8), resume=tmp_path)
+    with pytest.raises(FileNotFoundError, match="no PVG training state"):
+        train(task, replace(saved, steps=8), resume=tmp_path / "elsewhere")
+    with pytest.raises(ValueError, match="out_dir"):
+        train(task, TrainConfig(steps=2, checkpoint_every=1))
+
+
+def test_cli_resume_continues_a_run_and_refuses_new_settings(tmp_path):
+    runner = CliRunner()
+    out = str(tmp_path / "run")
+    common = ["--batch-size", "64", "--json"]
+    first = runner.invoke(app, ["train", "bec", "--steps", "6", "--out", out, *common])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(app, ["train", "bec", "--resume", out, "--steps", "10", "--json"])
+    assert again.exit_code == 0, again.output
+    summary = json.loads(again.output)
+    assert summary["steps"] == 10 and summary["resumed_from"] == out
+    assert summary["final"]["step"] == 10
+    assert load_training_state(out).config["batch_size"] == 64  # the saved run's setting
+    for extra in (["--seed", "3"], ["--batch-size", "32"], []):
+        args = ["train", "bec", "--resume", out, *extra, "--json"]
+        if extra:
+            args += ["--steps", "12"]
+        bad = runner.invoke(app, args)
+        assert bad.exit_code == 2
+        said = " ".join(bad.output.split())  # the console wraps long lines
+        assert ("drop --" in said) if extra else ("needs --steps" in said)
+    wrong_task = runner.invoke(app, ["train", "find-the-plus", "--resume", out, "--steps", "12"])
+    assert wrong_task.exit_code == 2
+    assert "holds a bec run" in " ".join(wrong_task.output.split())
