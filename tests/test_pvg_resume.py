@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 from dataclasses import replace
@@ -20,8 +21,12 @@ from proofgames.pvg import (  # noqa: E402
     train,
 )
 from proofgames.pvg.cli import app  # noqa: E402
+from proofgames.pvg.reproduce import PROFILES, reproduce  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+# the module (the package attribute of that name is the function)
+REPRODUCE = importlib.import_module("proofgames.pvg.reproduce")
 
 TINY_STRESS = StressConfig(prover_steps=3, batch_size=32, eval_size=32, lbfgs_max_iter=3)
 
@@ -93,8 +98,12 @@ def test_a_finished_run_extends_into_a_new_folder_as_if_trained_longer_at_once(t
     longer = train(task, replace(config, steps=16))
     # it ends on a stress-test step (the last step is always stress-tested)
     short = replace(config, steps=8, out_dir=str(tmp_path / "short"), checkpoint_every=100)
-    train(task, short)  # saved only at its end
+    finished = train(task, short)  # saved only at its end
     shutil.copytree(tmp_path / "short", tmp_path / "copy")
+    # resuming a finished run to the steps it has played plays nothing and returns it
+    again = train(task, replace(short, out_dir=str(tmp_path / "again")), resume=tmp_path / "copy")
+    assert again.steps == 8 and _rows(again.metrics) == _rows(finished.metrics)
+    assert _same_weights(again.verifier, finished.verifier)
     extended = train(
         task, replace(short, steps=16, out_dir=str(tmp_path / "long")), resume=tmp_path / "short"
     )
@@ -114,7 +123,7 @@ def test_resuming_refuses_a_different_game_or_nothing_to_do(tmp_path):
     cases = {
         "seed": replace(saved, steps=8, seed=4),
         "lr": replace(saved, steps=8, verifier_lr=1e-3),
-        "saved run has played 4": replace(saved, steps=4),
+        "saved run has played 4": replace(saved, steps=3),
     }
     for expected, config in cases.items():
         with pytest.raises(ValueError, match=expected):
@@ -151,3 +160,54 @@ def test_cli_resume_continues_a_run_and_refuses_new_settings(tmp_path):
     wrong_task = runner.invoke(app, ["train", "find-the-plus", "--resume", out, "--steps", "12"])
     assert wrong_task.exit_code == 2
     assert "holds a bec run" in " ".join(wrong_task.output.split())
+
+
+def _measured(runs):
+    timing = {"seconds", "train_seconds", "stress_seconds", "sound_seconds", "carried_over"}
+    return [{k: v for k, v in run.items() if k not in timing} for run in runs]
+
+
+def test_an_interrupted_reproduction_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
+    smoke = PROFILES["smoke"]  # FindThePlus: 6 PVG steps, stress tests every 3
+    cut_short = replace(smoke, ftp=tuple({**dict(smoke.ftp), "steps": 3}.items()))
+    args = {"seeds": (0,), "tasks": ("find-the-plus",), "device": "cpu"}
+    whole = reproduce(profile=smoke, runs_dir=tmp_path / "whole", **args)["find-the-plus"]
+    # the interrupted call: its PVG run stopped after 3 of the 6 steps
+    reproduce(profile=cut_short, runs_dir=tmp_path / "cut", **args)
+    resumed = reproduce(profile=smoke, runs_dir=tmp_path / "cut", resume=True, **args)
+    resumed = resumed["find-the-plus"]
+    assert _measured(resumed["runs"]) == _measured(whole["runs"])
+    for a, b in zip(resumed["curves"], whole["curves"], strict=True):
+        assert {k: v for k, v in a.items() if k != "seconds"} == {
+            k: v for k, v in b.items() if k != "seconds"
+        }
+    assert resumed["gaze"] == whole["gaze"]
+    assert all(run["carried_over"] for run in resumed["runs"])
+    assert "resumed: 2 of 2 runs" in resumed["seconds_note"]
+
+    # everything is finished now: resuming again trains nothing
+    def no_training(*args, **kwargs):
+        raise AssertionError("a finished run was trained again")
+
+    monkeypatch.setattr(REPRODUCE, "train", no_training)
+    again = reproduce(profile=smoke, runs_dir=tmp_path / "cut", resume=True, **args)
+    assert _measured(again["find-the-plus"]["runs"]) == _measured(whole["runs"])
+    # other settings in the same folder are refused, not silently mixed in
+    other = replace(smoke, ftp=tuple({**dict(smoke.ftp), "label_smoothing": 0.1}.items()))
+    with pytest.raises(ValueError, match="other settings"):
+        reproduce(profile=other, runs_dir=tmp_path / "cut", resume=True, **args)
+    with pytest.raises(ValueError, match="runs_dir"):
+        reproduce(profile=smoke, resume=True, **args)
+
+
+def test_a_resumed_reproduction_reuses_the_saved_bec_results(tmp_path, monkeypatch):
+    args = {"seeds": (0,), "tasks": ("bec",), "device": "cpu", "runs_dir": tmp_path}
+    first = reproduce(profile="smoke", **args)["bec"]
+
+    def no_bec(*args, **kwargs):
+        raise AssertionError("BEC was run again")
+
+    monkeypatch.setattr(REPRODUCE, "reproduce_bec", no_bec)
+    assert reproduce(profile="smoke", resume=True, **args)["bec"] == first
+    with pytest.raises(AssertionError, match="BEC was run again"):  # other seeds: rerun
+        reproduce(profile="smoke", resume=True, **{**args, "seeds": (0, 1)})

@@ -251,6 +251,13 @@ def reproduce_command(
     workers: Annotated[
         int, typer.Option(help="FindThePlus seeds trained in parallel (one thread each).")
     ] = 1,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            help="Continue an interrupted reproduction in OUT/runs: reuse its finished runs "
+            "and continue the unfinished ones from their training state."
+        ),
+    ] = False,
     device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
@@ -272,6 +279,7 @@ def reproduce_command(
             progress=not json_output,
             workers=workers,
             runs_dir=out / "runs",
+            resume=resume,
         )
     except (ProofgamesError, ValueError) as exc:
         _fail(str(exc))

@@ -25,10 +25,14 @@ Profiles fix the scale: ``"paper"`` is the paper's settings throughout; ``"cpu"`
 them for BEC and shrinks FindThePlus (batch size and steps, see :data:`PROFILES`) so that
 the whole run fits a two-core machine; ``"smoke"`` is for tests.  The report states the
 profile and every setting used.
+
+With ``runs_dir`` every FindThePlus run saves its training state as it goes, and
+``resume=True`` continues an interrupted reproduction where it stopped.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import multiprocessing
 import platform
@@ -41,10 +45,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import nn
 
 from .bec import BECProver, BinaryErasureChannel
-from .find_the_plus import FindThePlus, PlusVerifier, plus_centres, plus_maps
+from .checkpoint import STATE_FILE, load_checkpoint
+from .diagnostics import blind_heads, gaze, head_diagnostics, on_the_plus
+from .find_the_plus import FindThePlus
 from .registry import task_defaults
 from .stress import AttackResult, Metrics, StressConfig, stress_test
 from .train import TrainConfig, TrainResult, train
@@ -149,6 +155,7 @@ def reproduce(
     progress: bool = False,
     workers: int = 1,
     runs_dir: Path | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """Run the experiments of the module docstring and return the measurements (JSON-able).
 
@@ -160,13 +167,24 @@ def reproduce(
         progress: show progress bars.
         workers: FindThePlus seeds trained in parallel processes (one torch thread
             each); the results do not depend on it.
-        runs_dir: if given, FindThePlus checkpoints and metric logs go to
-            ``runs_dir/find-the-plus-TRAINING-sSEED``.
+        runs_dir: if given, FindThePlus checkpoints, metric logs and resumable training
+            states go to ``runs_dir/find-the-plus-TRAINING-sSEED``, each finished run's
+            measurements to ``run.json`` there, and the BEC results to ``bec.json``.
+        resume: continue an interrupted reproduction saved in ``runs_dir``: finished runs
+            with the same settings are reused, unfinished ones continue from their
+            training state (exactly, see :func:`~proofgames.pvg.train.train`), the rest
+            start afresh.
+
+    Raises:
+        ValueError: unknown tasks, no seeds, ``resume`` without ``runs_dir``, or a saved
+            run whose settings differ from this call's.
     """
     prof = PROFILES[profile] if isinstance(profile, str) else profile
     unknown = [t for t in tasks if t not in ("bec", "find-the-plus")]
     if unknown or not seeds:
         raise ValueError(f"unknown task(s) {unknown}" if unknown else "no seeds given")
+    if resume and runs_dir is None:
+        raise ValueError("resume needs runs_dir, where the interrupted reproduction was saved")
     start = time.perf_counter()
     out: dict[str, Any] = {
         "profile": asdict(prof),
@@ -184,13 +202,18 @@ def reproduce(
         },
     }
     if "bec" in tasks:
-        tick = time.perf_counter()
-        out["bec"] = reproduce_bec(seeds, prof, device, progress)
-        out["bec"]["seconds"] = round(time.perf_counter() - tick, 1)
+        bec = _saved_bec(runs_dir, prof, seeds) if resume else None
+        if bec is None:
+            tick = time.perf_counter()
+            bec = reproduce_bec(seeds, prof, device, progress)
+            bec["seconds"] = round(time.perf_counter() - tick, 1)
+            if runs_dir is not None:
+                _write_json(runs_dir / "bec.json", {**_bec_key(prof, seeds), "bec": bec})
+        out["bec"] = bec
     if "find-the-plus" in tasks:
         tick = time.perf_counter()
         out["find-the-plus"] = reproduce_find_the_plus(
-            seeds, prof, device, progress, workers, runs_dir
+            seeds, prof, device, progress, workers, runs_dir, resume
         )
         out["find-the-plus"]["seconds"] = round(time.perf_counter() - tick, 1)
     out["seconds"] = round(time.perf_counter() - start, 1)
@@ -255,9 +278,10 @@ def reproduce_find_the_plus(
     progress: bool,
     workers: int = 1,
     runs_dir: Path | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """Table 3, the learning curves and Figure 4 on FindThePlus (seeds run in parallel)."""
-    jobs = [(seed, prof, device, progress and workers == 1, runs_dir) for seed in seeds]
+    jobs = [(seed, prof, device, progress and workers == 1, runs_dir, resume) for seed in seeds]
     if workers > 1 and len(jobs) > 1:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
@@ -265,6 +289,7 @@ def reproduce_find_the_plus(
     else:
         done = [_ftp_seed(job) for job in jobs]
     runs = [run for seed_runs, _, _ in done for run in seed_runs]
+    carried = [r for r in runs if r.get("carried_over")]
     curves = [curve for _, seed_curves, _ in done for curve in seed_curves]
     best_seed, (score, prover_state, verifier_state) = max(
         zip(seeds, (d[2] for d in done), strict=True), key=lambda b: b[1][0]
@@ -273,7 +298,7 @@ def reproduce_find_the_plus(
     prover, verifier = task.make_prover(), task.make_verifier()
     prover.load_state_dict(prover_state)
     verifier.load_state_dict(verifier_state)
-    return {
+    out: dict[str, Any] = {
         "runs": runs,
         "table": summarize(runs),
         "curves": curves,
@@ -287,13 +312,20 @@ def reproduce_find_the_plus(
         "task_args": task.init_args(),
         "selection_stress": asdict(prof.ftp_selection_stress),
     }
+    if carried:
+        out["seconds_note"] = (
+            f"resumed: {len(carried)} of {len(runs)} runs were finished or continued from "
+            "an earlier call, whose time the wall time leaves out; each run's training "
+            "time covers all calls"
+        )
+    return out
 
 
 def _ftp_seed(
-    job: tuple[int, Profile, str, bool, Path | None],
+    job: tuple[int, Profile, str, bool, Path | None, bool],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[float, Any, Any]]:
     """One seed of FindThePlus: PVG and collaborative runs, each attacked afresh."""
-    seed, prof, device, progress, runs_dir = job
+    seed, prof, device, progress, runs_dir, resume = job
     if multiprocessing.parent_process() is not None:
         torch.set_num_threads(1)  # one worker per core
     task = prof.ftp_task_instance()
@@ -318,19 +350,80 @@ def _ftp_seed(
             keep_best="messages",
             stress=replace(prof.ftp_selection_stress, seed=seed),
             out_dir=None if out_dir is None else str(out_dir),
+            checkpoint_every=0 if out_dir is None else prof.ftp_stress_every,
             progress=progress,
         )
-        result = train(task, config)
-        runs.append(_table_run(task, training, seed, result, prof.ftp_stress))
-        runs[-1].update(head_diagnostics(task, result.prover, result.verifier))
-        curves.append({"seed": seed, "training": training, **_curve(result.metrics)})
+        finished = _finished_run(out_dir, task, config) if resume else None
+        if finished is not None:
+            run, curve, prover, verifier = finished
+        else:
+            carried = resume and out_dir is not None and (out_dir / STATE_FILE).is_file()
+            result = train(task, config, resume=out_dir if carried else None)
+            run = _table_run(task, training, seed, result, prof.ftp_stress)
+            run.update(head_diagnostics(task, result.prover, result.verifier))
+            run["carried_over"] = carried
+            curve = {"seed": seed, "training": training, **_curve(result.metrics)}
+            prover, verifier = result.prover, result.verifier
+            if out_dir is not None:
+                record = {"task_args": task.init_args(), "config": config.to_dict()}
+                _write_json(out_dir / RUN_FILE, {**record, "run": run, "curve": curve})
+        runs.append(run)
+        curves.append(curve)
         if training == "pvg":
-            best = (
-                result.best_accuracy or 0.0,
-                result.prover.cpu().state_dict(),
-                result.verifier.cpu().state_dict(),
-            )
+            score = run["best_accuracy"] or 0.0
+            best = (score, prover.cpu().state_dict(), verifier.cpu().state_dict())
     return runs, curves, best
+
+
+#: A finished FindThePlus run's measurements, written into its folder.
+RUN_FILE = "run.json"
+
+
+def _finished_run(
+    out_dir: Path | None, task: FindThePlus, config: TrainConfig
+) -> tuple[dict[str, Any], dict[str, Any], nn.Module, nn.Module] | None:
+    """The saved measurements and agents of a finished run with ``config``, if any."""
+    if out_dir is None or not (out_dir / RUN_FILE).is_file():
+        return None
+    saved = json.loads((out_dir / RUN_FILE).read_text())
+    given = json.loads(json.dumps(config.to_dict()))
+    ignored = {"device", "progress", "out_dir"}
+    changed = {k for k in given if k not in ignored and saved["config"].get(k) != given[k]}
+    if saved["task_args"] != task.init_args() or changed - {"steps"}:
+        raise ValueError(
+            f"{out_dir} holds a run with other settings than this reproduction's "
+            f"({', '.join(sorted(changed)) or 'task arguments'}); use another output folder "
+            "or remove it"
+        )
+    if changed:  # the same run, to be trained for more steps
+        if not (out_dir / STATE_FILE).is_file():
+            raise ValueError(f"{out_dir} holds a shorter run without {STATE_FILE} to extend")
+        return None
+    checkpoint = load_checkpoint(out_dir, device=config.device)
+    run = {**saved["run"], "carried_over": True}
+    return run, saved["curve"], checkpoint.prover, checkpoint.verifier
+
+
+def _bec_key(prof: Profile, seeds: Sequence[int]) -> dict[str, Any]:
+    return {"profile": asdict(prof), "seeds": list(seeds)}
+
+
+def _saved_bec(runs_dir: Path | None, prof: Profile, seeds: Sequence[int]) -> dict[str, Any] | None:
+    """The BEC results of an earlier call with the same profile and seeds, if saved."""
+    path = None if runs_dir is None else runs_dir / "bec.json"
+    if path is None or not path.is_file():
+        return None
+    saved = json.loads(path.read_text())
+    key = json.loads(json.dumps(_bec_key(prof, seeds)))
+    bec: dict[str, Any] = saved["bec"]
+    return bec if {k: saved.get(k) for k in key} == key else None
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(data))
+    partial.replace(path)
 
 
 class BECTrace:
@@ -365,111 +458,6 @@ class BECTrace:
             "verifier_logits": self.verifier,
             "verifier_accuracy": [accuracy.get(s) for s in self.steps],
         }
-
-
-def gaze(task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 6) -> dict[str, Any]:
-    """Where each head of ``verifier`` looks on ``n`` fresh images, half with label 1."""
-    if not isinstance(verifier, PlusVerifier):
-        raise TypeError("gaze needs a PlusVerifier")
-    device = next(verifier.parameters()).device
-    x, y = task.sample(64, torch.Generator().manual_seed(12345))
-    order = torch.argsort(-y, stable=True)
-    pick = torch.cat([order[: n // 2], order[-(n - n // 2) :]])
-    x, y = x[pick].to(device), y[pick].to(device)
-    prover.eval()
-    verifier.eval()
-    with torch.no_grad():
-        message = prover(x, None).message
-        glimpses, centres = verifier.glimpses(x, message)
-        logits = verifier(x, message)
-    zeros, ones = plus_maps(x)
-    where = (zeros | ones).flatten(1).float().argmax(dim=1)
-    side = x.shape[-1] - 2
-    return {
-        "plus_centres": [[int(i // side) + 1, int(i % side) + 1] for i in where.tolist()],
-        "images": x[:, 0].cpu().tolist(),
-        "labels": y.cpu().tolist(),
-        "glimpses": glimpses.cpu().tolist(),
-        "centres": centres.cpu().tolist(),
-        "logits": logits.cpu().tolist(),
-        "zoom": verifier.zoom,
-    }
-
-
-def _head_centres(
-    task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int, seed: int
-) -> tuple[Tensor, Tensor, Tensor]:
-    """Images, labels and glimpse centres ``(n, heads, 2)`` on a fixed evaluation batch."""
-    if not isinstance(verifier, PlusVerifier):
-        raise TypeError("head diagnostics need a PlusVerifier")
-    device = next(verifier.parameters()).device
-    x, y = (t.to(device) for t in task.sample(n, torch.Generator().manual_seed(seed)))
-    prover.eval()
-    verifier.eval()
-    with torch.no_grad():
-        _, centres = verifier.glimpses(x, prover(x, None).message)
-    return x, y, centres
-
-
-def head_diagnostics(
-    task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 1000, seed: int = 54321
-) -> dict[str, Any]:
-    """:func:`blind_heads` and :func:`on_the_plus` from one pass over one evaluation batch."""
-    x, y, centres = _head_centres(task, prover, verifier, n, seed)
-    return {
-        "blind_heads": _blind_share(task, x, y, centres),
-        "on_the_plus": _plus_share(x, y, centres, tolerance=0.5),
-    }
-
-
-def blind_heads(
-    task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 1000, seed: int = 54321
-) -> dict[str, list[float]]:
-    """Per head, the share of images on which its whole glimpse falls on zero padding.
-
-    A glimpse samples the image at its centre ``+- (glimpse // 2)`` pixels; bilinear
-    sampling sees a pixel only within one pixel of it, so a head is blind on an image when
-    every sample row (or column) lies at least one pixel outside the image.  A blind head
-    also passes no gradient back to its shift.  Reported separately for label-1 and
-    label-0 images (a head blind on one label only is a *tell*).
-    """
-    return _blind_share(task, *_head_centres(task, prover, verifier, n, seed))
-
-
-def on_the_plus(
-    task: FindThePlus,
-    prover: nn.Module,
-    verifier: nn.Module,
-    n: int = 1000,
-    seed: int = 54321,
-    tolerance: float = 0.5,
-) -> list[float]:
-    """Per head, the share of label-1 images whose glimpse is centred on the plus.
-
-    The honest protocol of the paper's Figure 1: the prover points a head at the plus
-    of 1-pixels (within ``tolerance`` pixels on both axes), and the verifier checks it.
-    Near 0 for every head means that no head follows the plus, whatever the accuracy.
-    """
-    return _plus_share(*_head_centres(task, prover, verifier, n, seed), tolerance)
-
-
-def _blind_share(
-    task: FindThePlus, x: Tensor, y: Tensor, centres: Tensor
-) -> dict[str, list[float]]:
-    half, size = task.glimpse // 2, x.shape[-1]
-    outside = (centres + half <= -1) | (centres - half >= size)  # (n, heads, 2)
-    blind = outside.any(dim=-1).float()
-    return {
-        "label 1": [round(float(v), 4) for v in blind[y > 0.5].mean(0)],
-        "label 0": [round(float(v), 4) for v in blind[y < 0.5].mean(0)],
-    }
-
-
-def _plus_share(x: Tensor, y: Tensor, centres: Tensor, tolerance: float) -> list[float]:
-    positive = y > 0.5
-    distance = (centres[positive] - plus_centres(x[positive])[:, None, :]).abs()
-    hit = (distance.amax(dim=-1) <= tolerance).float()  # (positives, heads)
-    return [round(float(v), 4) for v in hit.mean(0)]
 
 
 def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

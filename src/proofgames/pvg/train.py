@@ -251,9 +251,11 @@ def train(
             (step 0, not on resuming) and at every logged step, e.g. to record the agents'
             outputs for a dynamics plot; it must not change the agents.
         resume: a run folder (or its ``state.pt``) written with ``checkpoint_every``:
-            continue that run up to ``config.steps`` game steps. ``task`` and ``config``
-            must be the saved run's, except for :data:`RESUMABLE_CHANGES`; the metrics
-            it logged up to the saved step are carried over.
+            continue that run up to ``config.steps`` game steps (if it has played them
+            all, or stopped sound under ``stop_when_sound``, nothing more is played and
+            the saved run is returned). ``task`` and ``config`` must be the saved run's,
+            except for :data:`RESUMABLE_CHANGES`; the metrics it logged up to the saved
+            step are carried over.
 
     Runs with the same seed on CPU are identical, and so is a run resumed from its
     training state: N steps, then resumed to M, plays the same game as M steps at once.
@@ -301,7 +303,8 @@ def train(
         disable=not (config.progress and console.is_terminal),
     ) as bar:
         bar_task = bar.add_task("train", total=config.steps, completed=run.step, acc="-")
-        for step in range(run.step + 1, config.steps + 1):
+        stopped = config.stop_when_sound and run.sound_at is not None
+        for step in range(run.step + 1, run.step + 1 if stopped else config.steps + 1):
             losses = game.play(verifier_steps, prover_steps)
 
             if config.adaptive_threshold is not None:
@@ -363,7 +366,13 @@ def train(
         prover=game.prover,
         verifier=game.verifier,
         checkpoint=checkpoint,
-        verifier_accuracy=run.metrics[-1]["verifier_accuracy"],
+        verifier_accuracy=(
+            run.metrics[-1]["verifier_accuracy"]
+            if run.metrics
+            else evaluate(task, game.prover, game.verifier, eval_x, eval_y, config.seed)[
+                "verifier_accuracy"
+            ]
+        ),
         steps=step,
         seconds=run.seconds_before + time.perf_counter() - start,
         train_seconds=run.train_seconds(start, stress_seconds),
@@ -452,13 +461,11 @@ def _check_resumable(task: PVGTask, config: TrainConfig, state: TrainingState) -
     if changed:
         detail = ", ".join(f"{k}: saved {saved[k]!r}, given {given[k]!r}" for k in changed)
         raise ValueError(f"cannot resume with different settings ({detail})")
-    if config.steps <= state.step:
+    if config.steps < state.step:
         raise ValueError(
-            f"the saved run has played {state.step} game steps; resume with steps > "
+            f"the saved run has played {state.step} game steps; resume with steps >= "
             f"{state.step} (got {config.steps})"
         )
-    if config.stop_when_sound and state.sound_at is not None:
-        raise ValueError(f"the saved run already stopped sound at step {state.sound_at}")
 
 
 def _logged_rows(resume: Path, step: int) -> list[Metrics]:

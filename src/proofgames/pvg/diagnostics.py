@@ -1,0 +1,123 @@
+"""Where a FindThePlus verifier looks, and whether it looks at the plus.
+
+Diagnostics of trained agents, used by the reproduction's report: the glimpses of
+Figure 4 (:func:`gaze`), heads whose glimpse falls wholly outside the image
+(:func:`blind_heads`), and heads the prover points at the plus (:func:`on_the_plus`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from .find_the_plus import FindThePlus, PlusVerifier, plus_centres, plus_maps
+
+
+def gaze(task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 6) -> dict[str, Any]:
+    """Where each head of ``verifier`` looks on ``n`` fresh images, half with label 1."""
+    if not isinstance(verifier, PlusVerifier):
+        raise TypeError("gaze needs a PlusVerifier")
+    device = next(verifier.parameters()).device
+    x, y = task.sample(64, torch.Generator().manual_seed(12345))
+    order = torch.argsort(-y, stable=True)
+    pick = torch.cat([order[: n // 2], order[-(n - n // 2) :]])
+    x, y = x[pick].to(device), y[pick].to(device)
+    prover.eval()
+    verifier.eval()
+    with torch.no_grad():
+        message = prover(x, None).message
+        glimpses, centres = verifier.glimpses(x, message)
+        logits = verifier(x, message)
+    zeros, ones = plus_maps(x)
+    where = (zeros | ones).flatten(1).float().argmax(dim=1)
+    side = x.shape[-1] - 2
+    return {
+        "plus_centres": [[int(i // side) + 1, int(i % side) + 1] for i in where.tolist()],
+        "images": x[:, 0].cpu().tolist(),
+        "labels": y.cpu().tolist(),
+        "glimpses": glimpses.cpu().tolist(),
+        "centres": centres.cpu().tolist(),
+        "logits": logits.cpu().tolist(),
+        "zoom": verifier.zoom,
+    }
+
+
+def _head_centres(
+    task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int, seed: int
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Images, labels and glimpse centres ``(n, heads, 2)`` on a fixed evaluation batch."""
+    if not isinstance(verifier, PlusVerifier):
+        raise TypeError("head diagnostics need a PlusVerifier")
+    device = next(verifier.parameters()).device
+    x, y = (t.to(device) for t in task.sample(n, torch.Generator().manual_seed(seed)))
+    prover.eval()
+    verifier.eval()
+    with torch.no_grad():
+        _, centres = verifier.glimpses(x, prover(x, None).message)
+    return x, y, centres
+
+
+def head_diagnostics(
+    task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 1000, seed: int = 54321
+) -> dict[str, Any]:
+    """:func:`blind_heads` and :func:`on_the_plus` from one pass over one evaluation batch."""
+    x, y, centres = _head_centres(task, prover, verifier, n, seed)
+    return {
+        "blind_heads": _blind_share(task, x, y, centres),
+        "on_the_plus": _plus_share(x, y, centres, tolerance=0.5),
+    }
+
+
+def blind_heads(
+    task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 1000, seed: int = 54321
+) -> dict[str, list[float]]:
+    """Per head, the share of images on which its whole glimpse falls on zero padding.
+
+    A glimpse samples the image at its centre ``+- (glimpse // 2)`` pixels; bilinear
+    sampling sees a pixel only within one pixel of it, so a head is blind on an image when
+    every sample row (or column) lies at least one pixel outside the image.  A blind head
+    also passes no gradient back to its shift.  Reported separately for label-1 and
+    label-0 images (a head blind on one label only is a *tell*).
+    """
+    return _blind_share(task, *_head_centres(task, prover, verifier, n, seed))
+
+
+def on_the_plus(
+    task: FindThePlus,
+    prover: nn.Module,
+    verifier: nn.Module,
+    n: int = 1000,
+    seed: int = 54321,
+    tolerance: float = 0.5,
+) -> list[float]:
+    """Per head, the share of label-1 images whose glimpse is centred on the plus.
+
+    The honest protocol of the paper's Figure 1: the prover points a head at the plus
+    of 1-pixels (within ``tolerance`` pixels on both axes), and the verifier checks it.
+    Near 0 for every head means that no head follows the plus, whatever the accuracy.
+    """
+    return _plus_share(*_head_centres(task, prover, verifier, n, seed), tolerance)
+
+
+def _blind_share(
+    task: FindThePlus, x: Tensor, y: Tensor, centres: Tensor
+) -> dict[str, list[float]]:
+    half, size = task.glimpse // 2, x.shape[-1]
+    outside = (centres + half <= -1) | (centres - half >= size)  # (n, heads, 2)
+    blind = outside.any(dim=-1).float()
+    return {
+        "label 1": [round(float(v), 4) for v in blind[y > 0.5].mean(0)],
+        "label 0": [round(float(v), 4) for v in blind[y < 0.5].mean(0)],
+    }
+
+
+def _plus_share(x: Tensor, y: Tensor, centres: Tensor, tolerance: float) -> list[float]:
+    positive = y > 0.5
+    distance = (centres[positive] - plus_centres(x[positive])[:, None, :]).abs()
+    hit = (distance.amax(dim=-1) <= tolerance).float()  # (positives, heads)
+    return [round(float(v), 4) for v in hit.mean(0)]
+
+
+__all__ = ["blind_heads", "gaze", "head_diagnostics", "on_the_plus"]
