@@ -8,6 +8,7 @@ from proofgames.pvg.find_the_plus import (  # noqa: E402
     FindThePlus,
     PlusProver,
     PlusVerifier,
+    count_accuracy,
     count_pluses,
     pixel_to_shift,
     plus_centres,
@@ -55,6 +56,30 @@ def test_plus_positions_cover_the_image() -> None:
     z, o = plus_maps(x)
     centres = (z | o).sum(0)
     assert (centres > 0).all()  # every one of the 8x8 centres occurs
+
+
+def test_the_count_of_ones_leaks_the_label_unless_balanced() -> None:
+    # 5 planted 1-pixels against 5 planted 0-pixels in uniform noise: a threshold on the
+    # count is right ~68% of the time; balanced_ones draws one count for both labels
+    x, y = FindThePlus().sample(4000, gen(7))
+    assert 0.64 < count_accuracy(x, y) < 0.72
+    task = FindThePlus(balanced_ones=True)
+    x, y = task.sample(4000, gen(7))
+    zeros, ones = count_pluses(x)
+    assert (zeros + ones == 1).all() and torch.equal(ones.float(), y)  # still one plus
+    assert count_accuracy(x, y) < 0.53
+    counts = x.flatten(1).sum(1)
+    assert abs(float(counts[y > 0].mean() - counts[y < 1].mean())) < 0.5
+    assert abs(float(counts.std()) - 5.0) < 0.5  # the binomial(100, 1/2) spread
+    again, _ = task.sample(4000, gen(7))
+    assert torch.equal(again, x)
+
+
+def test_count_accuracy_on_hand_made_counts() -> None:
+    images = torch.zeros(4, 1, 2, 2)
+    images[2, 0, 0] = images[3, 0] = 1.0  # counts 0, 0, 2, 4
+    assert count_accuracy(images, torch.tensor([0.0, 0.0, 1.0, 1.0])) == 1.0
+    assert count_accuracy(images, torch.tensor([0.0, 1.0, 1.0, 1.0])) == 0.75
 
 
 def test_generator_deterministic_for_a_seed() -> None:

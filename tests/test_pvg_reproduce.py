@@ -10,7 +10,8 @@ from typer.testing import CliRunner  # noqa: E402
 
 from proofgames.pvg import BinaryErasureChannel, StressConfig, TrainConfig, make_task, train  # noqa: E402
 from proofgames.pvg.cli import app  # noqa: E402
-from proofgames.pvg.find_the_plus import pixel_to_shift, plus_centres  # noqa: E402
+from proofgames.pvg.diagnostics import plus_alignment  # noqa: E402
+from proofgames.pvg.find_the_plus import pixel_to_shift, plus_centres, plus_mask  # noqa: E402
 from proofgames.pvg.report import comparison_table, update_readme, write_report  # noqa: E402
 from proofgames.pvg.reproduce import (  # noqa: E402
     PAPER_TABLES,
@@ -126,6 +127,8 @@ def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tm
     }
     assert bec["dynamics"][0]["steps"][0] == 0
     assert all(r["best_step"] is not None for r in smoke_results["find-the-plus"]["runs"])
+    for run in smoke_results["find-the-plus"]["runs"]:  # one figure per verifier head
+        assert len(run["on_the_plus"]) == len(run["plus_alignment"]) == 4
     gaze = smoke_results["find-the-plus"]["gaze"]
     assert len(gaze["images"]) == 6 and gaze["labels"] == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
 
@@ -134,6 +137,7 @@ def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tm
     report = write_report(smoke_results, tmp_path / "pvg", readme)
     text = report.read_text()
     assert "Table 2" in text and "Table 3" in text and "Theorems 4 vs 5" in text
+    assert "plus shape" in text
     for name in ("bec_dynamics", "bec_formulations", "ftp_learning", "ftp_gaze"):
         assert (tmp_path / "pvg" / f"{name}.png").stat().st_size > 1000
     assert json.loads((tmp_path / "pvg" / "results.json").read_text())["seeds"] == [0, 1]
@@ -268,3 +272,19 @@ def test_on_the_plus_counts_heads_centred_on_the_plus_of_label_1_images():
         verifier.to_shift.bias[6] = -0.95  # head 4: the left edge
     assert on_the_plus(task, _PointingProver(), verifier, n=64) == [1.0, 0.0, 0.0, 0.0]
     assert on_the_plus(task, _PointingProver(), verifier, n=64, tolerance=1.0)[2] == 1.0
+
+
+def test_plus_alignment_is_1_for_a_plus_detector_and_0_for_a_counter():
+    task = make_task("find-the-plus")
+    verifier = task.make_verifier()
+    centre = torch.tensor([2])
+    plus = plus_mask(centre, centre, 5).float().view(25)
+    with torch.no_grad():
+        weights = verifier.classifier.weight.view(4, 25)
+        weights[0] = 3.0 * plus - 0.2  # a plus detector, at any scale and offset
+        weights[1] = 0.7  # counts 1-pixels: blind to the shape
+        weights[2] = -plus  # rejects pluses
+        weights[3] = torch.roll(plus.view(5, 5), 1, dims=1).view(25)  # off-centre plus
+    score = plus_alignment(verifier)
+    assert score[0] == pytest.approx(1.0) and score[1] == 0.0
+    assert score[2] == pytest.approx(-1.0) and abs(score[3]) < 0.5

@@ -2,7 +2,8 @@
 
 Diagnostics of trained agents, used by the reproduction's report: the glimpses of
 Figure 4 (:func:`gaze`), heads whose glimpse falls wholly outside the image
-(:func:`blind_heads`), and heads the prover points at the plus (:func:`on_the_plus`).
+(:func:`blind_heads`), heads the prover points at the plus (:func:`on_the_plus`), and
+heads whose classifier weights are shaped like a plus (:func:`plus_alignment`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from .find_the_plus import FindThePlus, PlusVerifier, plus_centres, plus_maps
+from .find_the_plus import FindThePlus, PlusVerifier, plus_centres, plus_maps, plus_mask
 
 
 def gaze(task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 6) -> dict[str, Any]:
@@ -62,12 +63,33 @@ def _head_centres(
 def head_diagnostics(
     task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 1000, seed: int = 54321
 ) -> dict[str, Any]:
-    """:func:`blind_heads` and :func:`on_the_plus` from one pass over one evaluation batch."""
+    """:func:`blind_heads` and :func:`on_the_plus` (one pass), and :func:`plus_alignment`."""
     x, y, centres = _head_centres(task, prover, verifier, n, seed)
     return {
         "blind_heads": _blind_share(task, x, y, centres),
         "on_the_plus": _plus_share(x, y, centres, tolerance=0.5),
+        "plus_alignment": plus_alignment(verifier),
     }
+
+
+def plus_alignment(verifier: nn.Module) -> list[float]:
+    """Per head, how much the verifier's classifier weights look like a centred plus.
+
+    The cosine between a head's ``glimpse x glimpse`` classifier weights and the mask of
+    a plus at the glimpse's centre, both with their mean removed: 1 for a pure plus
+    detector (the weights of the sound verifier of the paper's Figure 1), near 0 for
+    weights that ignore the plus's shape, e.g. a count of 1-pixels (uniform weights).
+    """
+    if not isinstance(verifier, PlusVerifier):
+        raise TypeError("plus_alignment needs a PlusVerifier")
+    g = verifier.glimpse
+    weights = verifier.classifier.weight.detach().cpu().view(verifier.heads, g * g)
+    centre = torch.tensor([g // 2])
+    template = plus_mask(centre, centre, g).view(1, g * g).float()
+    weights = weights - weights.mean(dim=1, keepdim=True)
+    template = template - template.mean()
+    cosine = torch.nn.functional.cosine_similarity(weights, template, dim=1)
+    return [round(float(v), 4) for v in cosine]
 
 
 def blind_heads(
@@ -120,4 +142,4 @@ def _plus_share(x: Tensor, y: Tensor, centres: Tensor, tolerance: float) -> list
     return [round(float(v), 4) for v in hit.mean(0)]
 
 
-__all__ = ["blind_heads", "gaze", "head_diagnostics", "on_the_plus"]
+__all__ = ["blind_heads", "gaze", "head_diagnostics", "on_the_plus", "plus_alignment"]

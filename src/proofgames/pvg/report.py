@@ -209,16 +209,21 @@ def _ftp_runs(ftp: dict[str, Any]) -> str:
         "falls on zero padding outside the image (it then sees nothing and passes no "
         "gradient to its shift); one number per head, on label-1 and on label-0 images. "
         "*On the plus*: per head, the share of label-1 images whose glimpse is centred "
-        "within half a pixel of the plus (the honest protocol points one head there).\n",
+        "within half a pixel of the plus (the honest protocol points one head there). "
+        "*Plus shape*: per head, the cosine between the verifier's classifier weights on "
+        "its glimpse and a centred plus, means removed (1: a plus detector; near 0: "
+        "weights blind to the plus's shape, such as a count of 1-pixels).\n",
         "| training | seed | game steps | kept step | train s | prover P / R / spec | "
-        "messages P / R / spec | blind share per head (label 1 / label 0) | on the plus |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "messages P / R / spec | blind share per head (label 1 / label 0) | on the plus "
+        "| plus shape |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in ftp["runs"]:
         lines.append(
             f"| {run['training']} | {run['seed']} | {run['steps']} | {run['best_step']} | "
             f"{run['train_seconds']:.0f} | {_prs(run['attacks']['prover'])} | "
-            f"{_prs(run['attacks']['messages'])} | {_blind(run)} | {_on_plus(run)} |"
+            f"{_prs(run['attacks']['messages'])} | {_blind(run)} | {_shares(run, 'on_the_plus')} | "
+            f"{_shares(run, 'plus_alignment')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -233,7 +238,9 @@ def _gaze_source(gaze: dict[str, Any]) -> str:
     if "blind_heads" in gaze:
         text += f" Blind share per head (label 1 / label 0): {_blind(gaze)}."
     if "on_the_plus" in gaze:
-        text += f" On the plus, per head: {_on_plus(gaze)}."
+        text += f" On the plus, per head: {_shares(gaze, 'on_the_plus')}."
+    if "plus_alignment" in gaze:
+        text += f" Plus shape, per head: {_shares(gaze, 'plus_alignment')}."
     return text + "  "
 
 
@@ -246,9 +253,9 @@ def _blind(run: dict[str, Any]) -> str:
     )
 
 
-def _on_plus(run: dict[str, Any]) -> str:
-    shares = run.get("on_the_plus")
-    return ", ".join(f"{v:.2f}" for v in shares) if shares else "—"
+def _shares(run: dict[str, Any], key: str) -> str:
+    values = run.get(key)
+    return ", ".join(f"{v:.2f}" for v in values) if values else "—"
 
 
 def _prs(attack: dict[str, Any]) -> str:
