@@ -211,3 +211,17 @@ def test_a_resumed_reproduction_reuses_the_saved_bec_results(tmp_path, monkeypat
     assert reproduce(profile="smoke", resume=True, **args)["bec"] == first
     with pytest.raises(AssertionError, match="BEC was run again"):  # other seeds: rerun
         reproduce(profile="smoke", resume=True, **{**args, "seeds": (0, 1)})
+
+
+def test_a_state_saved_before_new_settings_existed_still_resumes(tmp_path):
+    # settings added to the task or the configuration after a save take their defaults
+    task_args, config = GAMES["find-the-plus"]
+    task = make_task("find-the-plus", **task_args)
+    saved = replace(config, steps=4, out_dir=str(tmp_path), checkpoint_every=4)
+    train(task, saved)
+    payload = torch.load(tmp_path / "state.pt", weights_only=True)
+    del payload["task_args"]["balanced_ones"], payload["config"]["verifier_lr"]
+    torch.save(payload, tmp_path / "state.pt")
+    assert train(task, replace(saved, steps=5), resume=tmp_path).steps == 5
+    with pytest.raises(ValueError, match="cannot resume"):  # a changed setting still counts
+        train(make_task("find-the-plus", size=6, balanced_ones=True), saved, resume=tmp_path)

@@ -386,10 +386,13 @@ def _finished_run(
     if out_dir is None or not (out_dir / RUN_FILE).is_file():
         return None
     saved = json.loads((out_dir / RUN_FILE).read_text())
+    # settings added since the save take their defaults
+    saved_args = FindThePlus(**saved["task_args"]).init_args()
+    before = json.loads(json.dumps(TrainConfig.from_dict(saved["config"]).to_dict()))
     given = json.loads(json.dumps(config.to_dict()))
     ignored = {"device", "progress", "out_dir"}
-    changed = {k for k in given if k not in ignored and saved["config"].get(k) != given[k]}
-    if saved["task_args"] != task.init_args() or changed - {"steps"}:
+    changed = {k for k in given if k not in ignored and before[k] != given[k]}
+    if saved_args != task.init_args() or changed - {"steps"}:
         raise ValueError(
             f"{out_dir} holds a run with other settings than this reproduction's "
             f"({', '.join(sorted(changed)) or 'task arguments'}); use another output folder "

@@ -451,9 +451,12 @@ def _save_state(
 
 
 def _check_resumable(task: PVGTask, config: TrainConfig, state: TrainingState) -> None:
-    if (state.task, state.task_args) != (task.name, task.init_args()):
+    from .registry import make_task  # arguments added since the save take their defaults
+
+    saved_args = make_task(state.task, **state.task_args).init_args()
+    if (state.task, saved_args) != (task.name, task.init_args()):
         raise ValueError(
-            f"cannot resume: the saved run played {state.task} with {state.task_args}, "
+            f"cannot resume: the saved run played {state.task} with {saved_args}, "
             f"not {task.name} with {task.init_args()}"
         )
     saved, given = TrainConfig.from_dict(state.config).to_dict(), config.to_dict()
