@@ -102,19 +102,20 @@ def train_command(
     try:
         if resume is not None:
             overrides = {
-                "--formulation": formulation != "simultaneous",
-                "--seed": seed != 0,
-                "--batch-size": batch_size is not None,
-                "--lr": lr is not None,
-                "--verifier-lr": verifier_lr is not None,
-                "--verifier-steps": verifier_steps is not None,
-                "--prover-steps": prover_steps is not None,
-                "--label-smoothing": label_smoothing is not None,
-                "--best-response": best_response != "auto",
-                "--stress-every": stress_every != 0,
-                "--stop-when-sound": stop_when_sound,
-                "--task-arg": bool(task_arg),
+                f"--{key.replace('_', '-')}": value is not None
+                for key, value in given.items()
+                if key != "steps"
             }
+            overrides.update(
+                {
+                    "--formulation": formulation != "simultaneous",
+                    "--seed": seed != 0,
+                    "--best-response": best_response != "auto",
+                    "--stress-every": stress_every != 0,
+                    "--stop-when-sound": stop_when_sound,
+                    "--task-arg": bool(task_arg),
+                }
+            )
             task_obj, config = _resumed_run(
                 resume, task, steps, [k for k, v in overrides.items() if v]
             )
