@@ -260,6 +260,18 @@ def train(
     Runs with the same seed on CPU are identical, and so is a run resumed from its
     training state: N steps, then resumed to M, plays the same game as M steps at once.
 
+    Example:
+        >>> import tempfile
+        >>> from dataclasses import replace
+        >>> from proofgames.pvg import make_task
+        >>> folder = tempfile.mkdtemp()
+        >>> config = TrainConfig(steps=4, batch_size=32, eval_size=32, log_every=2,
+        ...                      out_dir=folder, checkpoint_every=2, progress=False)
+        >>> first = train(make_task("bec"), config)
+        >>> longer = train(make_task("bec"), replace(config, steps=6), resume=folder)
+        >>> [row["step"] for row in longer.metrics]
+        [2, 4, 6]
+
     Raises:
         ValueError: an invalid configuration, or one that does not match ``resume``.
         FileNotFoundError: ``resume`` holds no training state.
