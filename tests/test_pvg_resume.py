@@ -225,3 +225,35 @@ def test_a_state_saved_before_new_settings_existed_still_resumes(tmp_path):
     assert train(task, replace(saved, steps=5), resume=tmp_path).steps == 5
     with pytest.raises(ValueError, match="cannot resume"):  # a changed setting still counts
         train(make_task("find-the-plus", size=6, balanced_ones=True), saved, resume=tmp_path)
+
+
+def _board_scalars(folder, tag):
+    event_accumulator = pytest.importorskip(
+        "tensorboard.backend.event_processing.event_accumulator"
+    )
+    board = event_accumulator.EventAccumulator(str(folder / "tensorboard"))
+    board.Reload()
+    return [(event.step, event.value) for event in board.Scalars(tag)]
+
+
+def test_tensorboard_gets_every_logged_row_once_even_across_a_resume(tmp_path):
+    task = make_task("bec")
+    config = TrainConfig(steps=9, batch_size=32, eval_size=32, log_every=1, progress=False,
+                         seed=2, out_dir=str(tmp_path / "whole"), tensorboard=True)  # fmt: skip
+    whole = train(task, config)
+    expected = [(row["step"], row["verifier_accuracy"]) for row in whole.metrics]
+    got = _board_scalars(tmp_path / "whole", "bec/verifier_accuracy")
+    assert [step for step, _ in got] == list(range(1, 10))
+    assert [v for _, v in got] == pytest.approx([v for _, v in expected], abs=1e-6)
+
+    def crash_at_step_7(step, prover, verifier):
+        if step == 7:
+            raise Crash
+
+    cut = replace(config, out_dir=str(tmp_path / "cut"), checkpoint_every=4)
+    with pytest.raises(Crash):
+        train(task, cut, observe=crash_at_step_7)  # logged steps 1-6, saved at 4
+    train(task, cut, resume=tmp_path / "cut")
+    assert _board_scalars(tmp_path / "cut", "bec/verifier_accuracy") == got
+    with pytest.raises(ValueError, match="out_dir"):
+        train(task, TrainConfig(steps=2, tensorboard=True))

@@ -75,11 +75,15 @@ def train_command(
         int,
         typer.Option(help="Write the resumable training state every N steps (0: never)."),
     ] = 100,
+    tensorboard: Annotated[
+        bool, typer.Option(help="Also log the metrics for TensorBoard (OUT/tensorboard).")
+    ] = False,
     resume: Annotated[
         Path | None,
         typer.Option(
             help="Continue the run saved in this folder up to --steps game steps, with its "
-            "settings (only --steps, --out, --device and --checkpoint-every may be given)."
+            "settings (only --steps, --out, --device, --checkpoint-every and --tensorboard "
+            "may be given)."
         ),
     ] = None,
     device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
@@ -124,6 +128,7 @@ def train_command(
                 out_dir=str(out or (resume if resume.is_dir() else resume.parent)),
                 device=device,
                 checkpoint_every=checkpoint_every,
+                tensorboard=tensorboard,
                 progress=not json_output,
             )
         else:
@@ -141,6 +146,7 @@ def train_command(
                 device=device,
                 out_dir=str(out_dir),
                 checkpoint_every=checkpoint_every,
+                tensorboard=tensorboard,
                 progress=not json_output,
             )
         result = train(task_obj, config, resume=resume)

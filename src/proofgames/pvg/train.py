@@ -92,6 +92,9 @@ class TrainConfig:
         checkpoint_every: if positive, write the training state (``state.pt`` in
             ``out_dir``) every this many game steps and at the end, so that
             :func:`train` can resume the run exactly.
+        tensorboard: also log every metric row as TensorBoard scalars under
+            ``out_dir/tensorboard`` (needs the ``tensorboard`` package:
+            ``pip install 'proofgames[tensorboard]'``).
         progress: show a progress bar on a terminal.
     """
 
@@ -120,6 +123,7 @@ class TrainConfig:
     stress: StressConfig = field(default_factory=StressConfig)
     out_dir: str | None = None
     checkpoint_every: int = 0
+    tensorboard: bool = False
     progress: bool = True
 
     def step_counts(self) -> tuple[int, int]:
@@ -160,6 +164,8 @@ class TrainConfig:
             raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
         if self.checkpoint_every and self.out_dir is None:
             raise ValueError("checkpoint_every needs out_dir (where state.pt is written)")
+        if self.tensorboard and self.out_dir is None:
+            raise ValueError("tensorboard needs out_dir (where its event files are written)")
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
 
@@ -301,6 +307,7 @@ def train(
             observe(0, game.prover, game.verifier)
 
     log = _open_log(config, run.metrics)
+    board = _open_tensorboard(config, run.step)
     stress_seconds = 0.0
     step = run.step
     console = Console(stderr=True)
@@ -356,6 +363,8 @@ def train(
                 if log is not None:
                     log.write(json.dumps(row) + "\n")
                     log.flush()
+                if board is not None:
+                    _board_row(board, task.name, row)
                 bar.update(bar_task, advance=1, acc=f"{row['verifier_accuracy']:.3f}")
             else:
                 bar.advance(bar_task)
@@ -365,6 +374,8 @@ def train(
                 break
     if log is not None:
         log.close()
+    if board is not None:
+        board.close()
     if config.checkpoint_every:
         _save_state(task, config, game, run, step, prover_steps, start, stress_seconds)
     if run.best is not None:
@@ -397,7 +408,9 @@ def train(
 
 
 #: ``TrainConfig`` fields a resumed run may change: none of them alters the game played.
-RESUMABLE_CHANGES = frozenset({"steps", "device", "out_dir", "progress", "checkpoint_every"})
+RESUMABLE_CHANGES = frozenset(
+    {"steps", "device", "out_dir", "progress", "checkpoint_every", "tensorboard"}
+)
 
 
 @dataclass
@@ -491,6 +504,28 @@ def _logged_rows(resume: Path, step: int) -> list[Metrics]:
         return []
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return [row for row in rows if row["step"] <= step]
+
+
+def _open_tensorboard(config: TrainConfig, step: int) -> Any:
+    """A TensorBoard writer, or ``None``; on resuming, events after ``step`` are purged."""
+    if not config.tensorboard:
+        return None
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        raise ValueError(
+            "tensorboard=True needs the tensorboard package: pip install 'proofgames[tensorboard]'"
+        ) from None
+    log_dir = Path(str(config.out_dir)) / "tensorboard"
+    return SummaryWriter(log_dir=str(log_dir), purge_step=step + 1 if step else None)
+
+
+def _board_row(board: Any, prefix: str, row: Metrics) -> None:
+    """Every number of a metric row as a scalar at its game step."""
+    for key, value in row.items():
+        if key != "step" and isinstance(value, int | float) and not isinstance(value, bool):
+            board.add_scalar(f"{prefix}/{key}", value, row["step"])
+    board.flush()
 
 
 def _open_log(config: TrainConfig, previous: list[Metrics]) -> TextIO | None:
