@@ -288,3 +288,26 @@ def test_plus_alignment_is_1_for_a_plus_detector_and_0_for_a_counter():
     score = plus_alignment(verifier)
     assert score[0] == pytest.approx(1.0) and score[1] == 0.0
     assert score[2] == pytest.approx(-1.0) and abs(score[3]) < 0.5
+
+
+def test_cli_diagnose_reports_the_pair_and_the_heads(tmp_path):
+    runner = CliRunner()
+    for task, extra in (("find-the-plus", ["--task-arg", "size=6"]), ("bec", [])):
+        out = str(tmp_path / task)
+        args = ["train", task, "--steps", "2", "--batch-size", "16", "--out", out, *extra]
+        assert runner.invoke(app, [*args, "--json"]).exit_code == 0
+        result = runner.invoke(app, ["diagnose", out, "--n", "64", "--json", "--device", "cpu"])
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.output)
+        assert report["task"] == task and report["n"] == 64
+        assert report["tp"] + report["fp"] + report["fn"] + report["tn"] == 64
+        if task == "find-the-plus":
+            assert len(report["on_the_plus"]) == len(report["plus_alignment"]) == 4
+            assert 0.5 <= report["count_accuracy"] <= 1.0
+        else:
+            assert "erasure_fraction" in report and "count_accuracy" not in report
+    table = runner.invoke(app, ["diagnose", str(tmp_path / "bec"), "--n", "64"])
+    assert table.exit_code == 0 and "verifier_accuracy" in table.output
+    missing = runner.invoke(app, ["diagnose", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 2 and "no PVG checkpoint" in " ".join(missing.output.split())
+    assert runner.invoke(app, ["diagnose", str(tmp_path / "bec"), "--n", "0"]).exit_code == 2

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from .._errors import ProofgamesError
 from .checkpoint import checkpoint_file, load_checkpoint, load_training_state
@@ -240,6 +241,52 @@ def stress_command(
             f"specificity {result.specificity:.4f}  "
             f"(TP {result.tp}, FP {result.fp}, FN {result.fn}, TN {result.tn})"
         )
+
+
+@app.command("diagnose")
+def diagnose_command(
+    checkpoint: Annotated[Path, typer.Argument(help="agents.pt, or the folder holding it.")],
+    n: Annotated[int, typer.Option(help="Fresh instances to evaluate on.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of those instances.")] = 0,
+    device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """What a trained pair does with its own prover; on FindThePlus, where each head looks.
+
+    No attack is run (see ``pvg stress``): this is the verifier with the prover it was
+    trained with, plus, on FindThePlus, the blind share, on-the-plus share and plus shape
+    of each head, and what the count of 1-pixels alone would get.
+    """
+    from .diagnostics import diagnose
+
+    if n < 1:
+        _fail(f"--n must be positive, got {n}")
+    try:
+        saved = load_checkpoint(checkpoint, device)
+        report = diagnose(saved.task, saved.prover, saved.verifier, n, seed)
+    except (ProofgamesError, ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+        return
+    summary = {"checkpoint": str(checkpoint_file(checkpoint)), "task": saved.task.name, **report}
+    if json_output:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    table = Table(title=f"{saved.task.name}: {summary['checkpoint']}")
+    table.add_column("quantity")
+    table.add_column("value")
+    for key, value in report.items():
+        if isinstance(value, dict):
+            value = " / ".join(f"{k}: {_numbers(v)}" for k, v in value.items())
+        table.add_row(key, _numbers(value))
+    console.print(table)
+
+
+def _numbers(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if isinstance(value, list):
+        return ", ".join(_numbers(v) for v in value)
+    return str(value)
 
 
 @app.command("reproduce")

@@ -13,7 +13,46 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from .find_the_plus import FindThePlus, PlusVerifier, plus_centres, plus_maps, plus_mask
+from .find_the_plus import (
+    FindThePlus,
+    PlusVerifier,
+    count_accuracy,
+    plus_centres,
+    plus_maps,
+    plus_mask,
+)
+from .stress import evaluate
+from .task import PVGTask
+
+
+def diagnose(
+    task: PVGTask, prover: nn.Module, verifier: nn.Module, n: int = 2000, seed: int = 0
+) -> dict[str, Any]:
+    """What a trained pair does on ``n`` fresh instances (the ``pvg diagnose`` command).
+
+    Every task: the verifier's accuracy, precision, recall and counts with its own prover
+    (and the task's message statistics, e.g. BEC's erasure fraction). FindThePlus adds
+    :func:`head_diagnostics` and ``count_accuracy``, what a threshold on the number of
+    1-pixels gets without any message (the task's label leak, see
+    :class:`~proofgames.pvg.find_the_plus.FindThePlus`).
+
+    Example:
+        >>> import torch
+        >>> from proofgames.pvg import make_task
+        >>> task = make_task("find-the-plus")
+        >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
+        <torch._C.Generator object at ...>
+        >>> report = diagnose(task, task.make_prover(), task.make_verifier(), n=64)
+        >>> report["n"], len(report["plus_alignment"]), 0.5 <= report["count_accuracy"] <= 1
+        (64, 4, True)
+    """
+    device = next(verifier.parameters()).device
+    x, y = (t.to(device) for t in task.sample(n, torch.Generator().manual_seed(seed)))
+    report: dict[str, Any] = {"n": n, **evaluate(task, prover, verifier, x, y, seed)}
+    if isinstance(task, FindThePlus):
+        report["count_accuracy"] = count_accuracy(x, y)
+        report.update(head_diagnostics(task, prover, verifier, n, seed))
+    return report
 
 
 def gaze(task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 6) -> dict[str, Any]:
@@ -142,4 +181,11 @@ def _plus_share(x: Tensor, y: Tensor, centres: Tensor, tolerance: float) -> list
     return [round(float(v), 4) for v in hit.mean(0)]
 
 
-__all__ = ["blind_heads", "gaze", "head_diagnostics", "on_the_plus", "plus_alignment"]
+__all__ = [
+    "blind_heads",
+    "diagnose",
+    "gaze",
+    "head_diagnostics",
+    "on_the_plus",
+    "plus_alignment",
+]
