@@ -257,3 +257,15 @@ def test_tensorboard_gets_every_logged_row_once_even_across_a_resume(tmp_path):
     assert _board_scalars(tmp_path / "cut", "bec/verifier_accuracy") == got
     with pytest.raises(ValueError, match="out_dir"):
         train(task, TrainConfig(steps=2, tensorboard=True))
+
+
+def test_cli_reproduce_resume_reuses_the_saved_runs(tmp_path):
+    runner = CliRunner()
+    args = ["reproduce", "--profile", "smoke", "--task", "find-the-plus", "--seeds", "1"]
+    args += ["--out", str(tmp_path), "--json", "--device", "cpu"]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(app, [*args, "--resume"])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.output)["find-the-plus"] == json.loads(first.output)["find-the-plus"]
+    assert "resumed: 2 of 2 runs" in (tmp_path / "report.md").read_text()
