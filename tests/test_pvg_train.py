@@ -199,3 +199,16 @@ def test_cli_train_passes_task_args_to_the_task_and_checkpoint(tmp_path):
     assert json.loads((tmp_path / "config.json").read_text())["task_args"]["pool"] == 0
     res = runner.invoke(app, [*base, "--task-arg", "zoom=3", "--out", str(tmp_path)])
     assert res.exit_code == 2 and "zoom" in res.output
+
+
+def test_cli_train_chooses_the_stress_attacks_and_keeps_the_best(tmp_path):
+    runner = CliRunner()
+    args = ["train", "bec", "--steps", "4", "--batch-size", "64", "--stress-every", "2"]
+    args += ["--out", str(tmp_path), "--json", "--stress-attack", "messages"]
+    res = runner.invoke(app, [*args, "--keep-best", "messages"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["best_step"] in (2, 4) and 0.0 <= out["best_accuracy"] <= 1.0
+    assert "messages_precision" in out["final"] and "prover_precision" not in out["final"]
+    bad = runner.invoke(app, [*args, "--keep-best", "prover"])  # not among the attacks run
+    assert bad.exit_code == 2 and "keep_best" in " ".join(bad.output.split())

@@ -62,8 +62,23 @@ def train_command(
     stress_every: Annotated[
         int, typer.Option(help="Stress-test the verifier every N steps (0: never).")
     ] = 0,
+    stress_attack: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--stress-attack",
+            help=f"Attack run by those stress tests (repeatable; default all: "
+            f"{', '.join(ATTACKS)}).",
+        ),
+    ] = None,
+    keep_best: Annotated[
+        str | None,
+        typer.Option(
+            help="Keep the agents of the stress test with the best verifier accuracy "
+            "against this attack (the paper's FindThePlus model selection: messages)."
+        ),
+    ] = None,
     stop_when_sound: Annotated[
-        bool, typer.Option(help="Stop once both attacks find precision = recall = 1.")
+        bool, typer.Option(help="Stop once the stress tests find precision = recall = 1.")
     ] = False,
     task_arg: Annotated[
         list[str] | None,
@@ -117,6 +132,8 @@ def train_command(
                     "--seed": seed != 0,
                     "--best-response": best_response != "auto",
                     "--stress-every": stress_every != 0,
+                    "--stress-attack": bool(stress_attack),
+                    "--keep-best": keep_best is not None,
                     "--stop-when-sound": stop_when_sound,
                     "--task-arg": bool(task_arg),
                 }
@@ -143,6 +160,8 @@ def train_command(
                 seed=seed,
                 best_response=best_response,
                 stress_every=stress_every,
+                stress_attacks=tuple(stress_attack or ATTACKS),
+                keep_best=keep_best,
                 stop_when_sound=stop_when_sound,
                 device=device,
                 out_dir=str(out_dir),
