@@ -157,6 +157,13 @@ def test_cli_resume_continues_a_run_and_refuses_new_settings(tmp_path):
         assert bad.exit_code == 2
         said = " ".join(bad.output.split())  # the console wraps long lines
         assert ("drop --" in said) if extra else ("needs --steps" in said)
+    # a run still training has no agents.pt yet: diagnose reads its state's agents
+    unfinished = tmp_path / "unfinished"
+    unfinished.mkdir()
+    shutil.copy(tmp_path / "run" / "state.pt", unfinished / "state.pt")
+    seen = runner.invoke(app, ["diagnose", str(unfinished), "--n", "32", "--json"])
+    assert seen.exit_code == 0, seen.output
+    assert json.loads(seen.output)["checkpoint"].endswith("state.pt (step 10)")
     wrong_task = runner.invoke(app, ["train", "find-the-plus", "--resume", out, "--steps", "12"])
     assert wrong_task.exit_code == 2
     assert "holds a bec run" in " ".join(wrong_task.output.split())

@@ -13,6 +13,7 @@ from .checkpoint import (
     Checkpoint,
     TrainingState,
     load_checkpoint,
+    load_training_agents,
     load_training_state,
     save_checkpoint,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "TrainingState",
     "evaluate",
     "load_checkpoint",
+    "load_training_agents",
     "load_training_state",
     "make_task",
     "parse_task_args",

@@ -170,3 +170,22 @@ def load_training_state(path: str | Path, device: str = "cpu") -> TrainingState:
     if set(payload) != names:
         raise ValueError(f"{path}: training state fields {sorted(payload)} != {sorted(names)}")
     return TrainingState(**payload)
+
+
+def load_training_agents(path: str | Path, device: str = "auto") -> tuple[Checkpoint, int]:
+    """The *current* agents of a run's training state, and the game step they reached.
+
+    For a run still training (or interrupted): its ``agents.pt`` is written only at the
+    end, while ``state.pt`` (see :class:`TrainingState`) is saved as it goes.
+    """
+    from .registry import make_task
+    from .train import TrainConfig, resolve_device
+
+    state = load_training_state(path)
+    target = resolve_device(device)
+    task = make_task(state.task, **state.task_args)
+    prover, verifier = task.make_prover().to(target), task.make_verifier().to(target)
+    prover.load_state_dict(state.agents["prover"])
+    verifier.load_state_dict(state.agents["verifier"])
+    config = TrainConfig.from_dict(state.config)
+    return Checkpoint(task, prover.eval(), verifier.eval(), config), state.step

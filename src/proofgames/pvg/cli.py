@@ -17,7 +17,13 @@ from rich.console import Console
 from rich.table import Table
 
 from .._errors import ProofgamesError
-from .checkpoint import checkpoint_file, load_checkpoint, load_training_state
+from .checkpoint import (
+    STATE_FILE,
+    checkpoint_file,
+    load_checkpoint,
+    load_training_agents,
+    load_training_state,
+)
 from .registry import make_task, parse_task_args, task_defaults, task_names
 from .stress import ATTACKS, StressConfig, stress_test
 from .task import PVGTask
@@ -264,7 +270,12 @@ def stress_command(
 
 @app.command("diagnose")
 def diagnose_command(
-    checkpoint: Annotated[Path, typer.Argument(help="agents.pt, or the folder holding it.")],
+    checkpoint: Annotated[
+        Path,
+        typer.Argument(
+            help="agents.pt, or a run folder (a run still training: its state.pt's agents)."
+        ),
+    ],
     n: Annotated[int, typer.Option(help="Fresh instances to evaluate on.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of those instances.")] = 0,
     device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
@@ -280,13 +291,18 @@ def diagnose_command(
 
     if n < 1:
         _fail(f"--n must be positive, got {n}")
+    unfinished = checkpoint.is_dir() and not (checkpoint / "agents.pt").is_file()
     try:
-        saved = load_checkpoint(checkpoint, device)
+        if unfinished and (checkpoint / STATE_FILE).is_file():
+            saved, step = load_training_agents(checkpoint, device)
+            source = f"{checkpoint / STATE_FILE} (step {step})"
+        else:
+            saved, source = load_checkpoint(checkpoint, device), str(checkpoint_file(checkpoint))
         report = diagnose(saved.task, saved.prover, saved.verifier, n, seed)
     except (ProofgamesError, ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
         return
-    summary = {"checkpoint": str(checkpoint_file(checkpoint)), "task": saved.task.name, **report}
+    summary = {"checkpoint": source, "task": saved.task.name, **report}
     if json_output:
         typer.echo(json.dumps(summary, indent=2))
         return
