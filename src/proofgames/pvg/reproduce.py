@@ -32,7 +32,6 @@ With ``runs_dir`` every FindThePlus run saves its training state as it goes, and
 
 from __future__ import annotations
 
-import json
 import math
 import multiprocessing
 import platform
@@ -47,8 +46,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from ._saved_runs import RUN_FILE, bec_key, finished_run, saved_bec, write_json
 from .bec import BECProver, BinaryErasureChannel
-from .checkpoint import STATE_FILE, load_checkpoint
+from .checkpoint import STATE_FILE
 from .diagnostics import blind_heads, gaze, head_diagnostics, on_the_plus
 from .find_the_plus import FindThePlus
 from .registry import task_defaults
@@ -202,13 +202,13 @@ def reproduce(
         },
     }
     if "bec" in tasks:
-        bec = _saved_bec(runs_dir, prof, seeds) if resume else None
+        bec = saved_bec(runs_dir, prof, seeds) if resume else None
         if bec is None:
             tick = time.perf_counter()
             bec = reproduce_bec(seeds, prof, device, progress)
             bec["seconds"] = round(time.perf_counter() - tick, 1)
             if runs_dir is not None:
-                _write_json(runs_dir / "bec.json", {**_bec_key(prof, seeds), "bec": bec})
+                write_json(runs_dir / "bec.json", {**bec_key(prof, seeds), "bec": bec})
         out["bec"] = bec
     if "find-the-plus" in tasks:
         tick = time.perf_counter()
@@ -353,7 +353,7 @@ def _ftp_seed(
             checkpoint_every=0 if out_dir is None else prof.ftp_stress_every,
             progress=progress,
         )
-        finished = _finished_run(out_dir, task, config) if resume else None
+        finished = finished_run(out_dir, task, config) if resume else None
         if finished is not None:
             run, curve, prover, verifier = finished
         else:
@@ -366,67 +366,13 @@ def _ftp_seed(
             prover, verifier = result.prover, result.verifier
             if out_dir is not None:
                 record = {"task_args": task.init_args(), "config": config.to_dict()}
-                _write_json(out_dir / RUN_FILE, {**record, "run": run, "curve": curve})
+                write_json(out_dir / RUN_FILE, {**record, "run": run, "curve": curve})
         runs.append(run)
         curves.append(curve)
         if training == "pvg":
             score = run["best_accuracy"] or 0.0
             best = (score, prover.cpu().state_dict(), verifier.cpu().state_dict())
     return runs, curves, best
-
-
-#: A finished FindThePlus run's measurements, written into its folder.
-RUN_FILE = "run.json"
-
-
-def _finished_run(
-    out_dir: Path | None, task: FindThePlus, config: TrainConfig
-) -> tuple[dict[str, Any], dict[str, Any], nn.Module, nn.Module] | None:
-    """The saved measurements and agents of a finished run with ``config``, if any."""
-    if out_dir is None or not (out_dir / RUN_FILE).is_file():
-        return None
-    saved = json.loads((out_dir / RUN_FILE).read_text())
-    # settings added since the save take their defaults
-    saved_args = FindThePlus(**saved["task_args"]).init_args()
-    before = json.loads(json.dumps(TrainConfig.from_dict(saved["config"]).to_dict()))
-    given = json.loads(json.dumps(config.to_dict()))
-    ignored = {"device", "progress", "out_dir"}
-    changed = {k for k in given if k not in ignored and before[k] != given[k]}
-    if saved_args != task.init_args() or changed - {"steps"}:
-        raise ValueError(
-            f"{out_dir} holds a run with other settings than this reproduction's "
-            f"({', '.join(sorted(changed)) or 'task arguments'}); use another output folder "
-            "or remove it"
-        )
-    if changed:  # the same run, to be trained for more steps
-        if not (out_dir / STATE_FILE).is_file():
-            raise ValueError(f"{out_dir} holds a shorter run without {STATE_FILE} to extend")
-        return None
-    checkpoint = load_checkpoint(out_dir, device=config.device)
-    run = {**saved["run"], "carried_over": True}
-    return run, saved["curve"], checkpoint.prover, checkpoint.verifier
-
-
-def _bec_key(prof: Profile, seeds: Sequence[int]) -> dict[str, Any]:
-    return {"profile": asdict(prof), "seeds": list(seeds)}
-
-
-def _saved_bec(runs_dir: Path | None, prof: Profile, seeds: Sequence[int]) -> dict[str, Any] | None:
-    """The BEC results of an earlier call with the same profile and seeds, if saved."""
-    path = None if runs_dir is None else runs_dir / "bec.json"
-    if path is None or not path.is_file():
-        return None
-    saved = json.loads(path.read_text())
-    key = json.loads(json.dumps(_bec_key(prof, seeds)))
-    bec: dict[str, Any] = saved["bec"]
-    return bec if {k: saved.get(k) for k in key} == key else None
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".json.partial")
-    partial.write_text(json.dumps(data))
-    partial.replace(path)
 
 
 class BECTrace:

@@ -30,15 +30,25 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from torch import nn
 
+from ._bookkeeping import (
+    RESUMABLE_CHANGES,
+    RunRecord,
+    board_row,
+    check_resumable,
+    logged_rows,
+    open_log,
+    open_tensorboard,
+    save_state,
+)
 from ._game import ClosedFormResponse, Game, use_closed_form
-from .checkpoint import TrainingState, load_training_state, save_checkpoint, save_training_state
+from .checkpoint import load_training_state, save_checkpoint
 from .stress import ATTACKS, Metrics, StressConfig, evaluate, stress_test
 from .task import PVGTask
 
@@ -293,21 +303,21 @@ def train(
     if config.formulation == "prover-first":
         game.closed_form = use_closed_form(task, config.best_response)
     verifier_steps, prover_steps = config.step_counts()
-    run = _RunRecord()
+    run = RunRecord()
     if resume is not None:
         state = load_training_state(resume)
-        _check_resumable(task, config, state)
+        check_resumable(task, config, state)
         game.restore(state.agents, state.optimizers, state.rng)
         prover_steps = state.prover_steps
-        run = _RunRecord.from_state(state, _logged_rows(Path(resume), state.step))
+        run = RunRecord.from_state(state, logged_rows(Path(resume), state.step))
     else:
         for _ in range(config.pretrain_steps):
             game.pretrain_step()
         if observe is not None:
             observe(0, game.prover, game.verifier)
 
-    log = _open_log(config, run.metrics)
-    board = _open_tensorboard(config, run.step)
+    log = open_log(config, run.metrics)
+    board = open_tensorboard(config, run.step)
     stress_seconds = 0.0
     step = run.step
     console = Console(stderr=True)
@@ -364,12 +374,12 @@ def train(
                     log.write(json.dumps(row) + "\n")
                     log.flush()
                 if board is not None:
-                    _board_row(board, task.name, row)
+                    board_row(board, task.name, row)
                 bar.update(bar_task, advance=1, acc=f"{row['verifier_accuracy']:.3f}")
             else:
                 bar.advance(bar_task)
             if config.checkpoint_every and step % config.checkpoint_every == 0:
-                _save_state(task, config, game, run, step, prover_steps, start, stress_seconds)
+                save_state(task, config, game, run, step, prover_steps, start, stress_seconds)
             if config.stop_when_sound and run.sound_at is not None:
                 break
     if log is not None:
@@ -377,7 +387,7 @@ def train(
     if board is not None:
         board.close()
     if config.checkpoint_every:
-        _save_state(task, config, game, run, step, prover_steps, start, stress_seconds)
+        save_state(task, config, game, run, step, prover_steps, start, stress_seconds)
     if run.best is not None:
         game.prover.load_state_dict(run.best["prover"])
         game.verifier.load_state_dict(run.best["verifier"])
@@ -405,137 +415,6 @@ def train(
         best_step=None if run.best is None else run.best["step"],
         best_accuracy=None if run.best is None else run.best["score"],
     )
-
-
-#: ``TrainConfig`` fields a resumed run may change: none of them alters the game played.
-RESUMABLE_CHANGES = frozenset(
-    {"steps", "device", "out_dir", "progress", "checkpoint_every", "tensorboard"}
-)
-
-
-@dataclass
-class _RunRecord:
-    """What a run has accumulated besides the agents: counters, best agents, timings."""
-
-    step: int = 0
-    streak: int = 0
-    best: dict[str, Any] | None = None
-    sound_at: int | None = None
-    sound_seconds: float | None = None
-    train_seconds_before: float = 0.0
-    seconds_before: float = 0.0
-    metrics: list[Metrics] = field(default_factory=list)
-
-    @classmethod
-    def from_state(cls, state: TrainingState, metrics: list[Metrics]) -> _RunRecord:
-        return cls(
-            step=state.step,
-            streak=state.streak,
-            best=state.best,
-            sound_at=state.sound_at,
-            sound_seconds=state.sound_seconds,
-            train_seconds_before=state.train_seconds,
-            seconds_before=state.seconds,
-            metrics=metrics,
-        )
-
-    def train_seconds(self, start: float, stress_seconds: float) -> float:
-        """Training seconds of the whole run so far, stress tests excluded."""
-        return self.train_seconds_before + time.perf_counter() - start - stress_seconds
-
-
-def _save_state(
-    task: PVGTask,
-    config: TrainConfig,
-    game: Game,
-    run: _RunRecord,
-    step: int,
-    prover_steps: int,
-    start: float,
-    stress_seconds: float,
-) -> None:
-    assert config.out_dir is not None  # validate() insists
-    agents, optimizers, rng = game.snapshot()
-    state = TrainingState(
-        task=task.name,
-        task_args=task.init_args(),
-        config=config.to_dict(),
-        step=step,
-        prover_steps=prover_steps,
-        streak=run.streak,
-        agents=agents,
-        optimizers=optimizers,
-        rng=rng,
-        best=run.best,
-        sound_at=run.sound_at,
-        sound_seconds=run.sound_seconds,
-        train_seconds=run.train_seconds(start, stress_seconds),
-        seconds=run.seconds_before + time.perf_counter() - start,
-    )
-    save_training_state(Path(config.out_dir), state)
-
-
-def _check_resumable(task: PVGTask, config: TrainConfig, state: TrainingState) -> None:
-    from .registry import make_task  # arguments added since the save take their defaults
-
-    saved_args = make_task(state.task, **state.task_args).init_args()
-    if (state.task, saved_args) != (task.name, task.init_args()):
-        raise ValueError(
-            f"cannot resume: the saved run played {state.task} with {saved_args}, "
-            f"not {task.name} with {task.init_args()}"
-        )
-    saved, given = TrainConfig.from_dict(state.config).to_dict(), config.to_dict()
-    changed = sorted(k for k in saved if saved[k] != given[k] and k not in RESUMABLE_CHANGES)
-    if changed:
-        detail = ", ".join(f"{k}: saved {saved[k]!r}, given {given[k]!r}" for k in changed)
-        raise ValueError(f"cannot resume with different settings ({detail})")
-    if config.steps < state.step:
-        raise ValueError(
-            f"the saved run has played {state.step} game steps; resume with steps >= "
-            f"{state.step} (got {config.steps})"
-        )
-
-
-def _logged_rows(resume: Path, step: int) -> list[Metrics]:
-    """The metric rows a resumed run logged up to ``step`` (none if it has no log)."""
-    folder = resume if resume.is_dir() else resume.parent
-    path = folder / "metrics.jsonl"
-    if not path.is_file():
-        return []
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [row for row in rows if row["step"] <= step]
-
-
-def _open_tensorboard(config: TrainConfig, step: int) -> Any:
-    """A TensorBoard writer, or ``None``; on resuming, events after ``step`` are purged."""
-    if not config.tensorboard:
-        return None
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError:
-        raise ValueError(
-            "tensorboard=True needs the tensorboard package: pip install 'proofgames[tensorboard]'"
-        ) from None
-    log_dir = Path(str(config.out_dir)) / "tensorboard"
-    return SummaryWriter(log_dir=str(log_dir), purge_step=step + 1 if step else None)
-
-
-def _board_row(board: Any, prefix: str, row: Metrics) -> None:
-    """Every number of a metric row as a scalar at its game step."""
-    for key, value in row.items():
-        if key != "step" and isinstance(value, int | float) and not isinstance(value, bool):
-            board.add_scalar(f"{prefix}/{key}", value, row["step"])
-    board.flush()
-
-
-def _open_log(config: TrainConfig, previous: list[Metrics]) -> TextIO | None:
-    if config.out_dir is None:
-        return None
-    Path(config.out_dir).mkdir(parents=True, exist_ok=True)
-    log = (Path(config.out_dir) / "metrics.jsonl").open("w")
-    for row in previous:
-        log.write(json.dumps(row) + "\n")
-    return log
 
 
 __all__ = [
