@@ -90,22 +90,42 @@ def save_state(
     save_training_state(Path(config.out_dir), state)
 
 
-def check_resumable(task: PVGTask, config: TrainConfig, state: TrainingState) -> None:
-    """Raise ``ValueError`` unless ``config`` on ``task`` continues the saved run."""
-    from .registry import make_task  # arguments added since the save take their defaults
+def changed_settings(
+    saved_task: str,
+    saved_args: dict[str, Any],
+    saved_config: dict[str, Any],
+    task: PVGTask,
+    config: TrainConfig,
+) -> list[str]:
+    """How a saved run's settings differ from ``task`` under ``config``.
+
+    Settings added since the save take their defaults; :data:`RESUMABLE_CHANGES` do not
+    count. Shared by :func:`check_resumable` and ``reproduce(..., resume=True)``.
+    """
+    from .registry import make_task
     from .train import TrainConfig
 
-    saved_args = make_task(state.task, **state.task_args).init_args()
-    if (state.task, saved_args) != (task.name, task.init_args()):
-        raise ValueError(
-            f"cannot resume: the saved run played {state.task} with {saved_args}, "
+    changes = []
+    before = make_task(saved_task, **saved_args).init_args()
+    if (saved_task, before) != (task.name, task.init_args()):
+        changes.append(
+            f"the saved run played {saved_task} with {before}, "
             f"not {task.name} with {task.init_args()}"
         )
-    saved, given = TrainConfig.from_dict(state.config).to_dict(), config.to_dict()
-    changed = sorted(k for k in saved if saved[k] != given[k] and k not in RESUMABLE_CHANGES)
-    if changed:
-        detail = ", ".join(f"{k}: saved {saved[k]!r}, given {given[k]!r}" for k in changed)
-        raise ValueError(f"cannot resume with different settings ({detail})")
+    saved, given = TrainConfig.from_dict(saved_config).to_dict(), config.to_dict()
+    changes += [
+        f"{k}: saved {saved[k]!r}, given {given[k]!r}"
+        for k in sorted(saved)
+        if saved[k] != given[k] and k not in RESUMABLE_CHANGES
+    ]
+    return changes
+
+
+def check_resumable(task: PVGTask, config: TrainConfig, state: TrainingState) -> None:
+    """Raise ``ValueError`` unless ``config`` on ``task`` continues the saved run."""
+    changes = changed_settings(state.task, state.task_args, state.config, task, config)
+    if changes:
+        raise ValueError(f"cannot resume: {'; '.join(changes)}")
     if config.steps < state.step:
         raise ValueError(
             f"the saved run has played {state.step} game steps; resume with steps >= "

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
+from ._bookkeeping import changed_settings
 from .checkpoint import STATE_FILE, load_checkpoint
 from .find_the_plus import FindThePlus
 from .train import TrainConfig
@@ -32,19 +33,13 @@ def finished_run(
     if out_dir is None or not (out_dir / RUN_FILE).is_file():
         return None
     saved = json.loads((out_dir / RUN_FILE).read_text())
-    # settings added since the save take their defaults
-    saved_args = FindThePlus(**saved["task_args"]).init_args()
-    before = json.loads(json.dumps(TrainConfig.from_dict(saved["config"]).to_dict()))
-    given = json.loads(json.dumps(config.to_dict()))
-    ignored = {"device", "progress", "out_dir"}
-    changed = {k for k in given if k not in ignored and before[k] != given[k]}
-    if saved_args != task.init_args() or changed - {"steps"}:
+    changes = changed_settings(task.name, saved["task_args"], saved["config"], task, config)
+    if changes:
         raise ValueError(
             f"{out_dir} holds a run with other settings than this reproduction's "
-            f"({', '.join(sorted(changed)) or 'task arguments'}); use another output folder "
-            "or remove it"
+            f"({'; '.join(changes)}); use another output folder or remove it"
         )
-    if changed:  # the same run, to be trained for more steps
+    if saved["config"]["steps"] != config.steps:  # the same run, to train for more steps
         if not (out_dir / STATE_FILE).is_file():
             raise ValueError(f"{out_dir} holds a shorter run without {STATE_FILE} to extend")
         return None

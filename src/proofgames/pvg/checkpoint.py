@@ -75,21 +75,34 @@ def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
 
     ``path`` is ``agents.pt`` or the folder holding it (a training run's ``out_dir``).
     """
+    from .train import resolve_device
+
+    path = checkpoint_file(path)
+    payload = torch.load(path, map_location=resolve_device(device), weights_only=True)
+    if payload.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a proofgames PVG checkpoint (format {FORMAT})")
+    agents = {"prover": payload["prover"], "verifier": payload["verifier"]}
+    task_args = payload.get("task_args", {})
+    return _rebuild(payload["task"], task_args, agents, payload["config"], device)
+
+
+def _rebuild(
+    name: str,
+    task_args: dict[str, Any],
+    agents: dict[str, Any],
+    config: dict[str, Any],
+    device: str,
+) -> Checkpoint:
+    """The task (from the registry), both agents in evaluation mode, and the settings."""
     from .registry import make_task
     from .train import TrainConfig, resolve_device
 
-    path = checkpoint_file(path)
     target = resolve_device(device)
-    payload = torch.load(path, map_location=target, weights_only=True)
-    if payload.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a proofgames PVG checkpoint (format {FORMAT})")
-    task = make_task(payload["task"], **payload.get("task_args", {}))
-    prover = task.make_prover().to(target)
-    verifier = task.make_verifier().to(target)
-    prover.load_state_dict(payload["prover"])
-    verifier.load_state_dict(payload["verifier"])
-    config = TrainConfig.from_dict(payload["config"])
-    return Checkpoint(task, prover.eval(), verifier.eval(), config)
+    task = make_task(name, **task_args)
+    prover, verifier = task.make_prover().to(target), task.make_verifier().to(target)
+    prover.load_state_dict(agents["prover"])
+    verifier.load_state_dict(agents["verifier"])
+    return Checkpoint(task, prover.eval(), verifier.eval(), TrainConfig.from_dict(config))
 
 
 STATE_FILE = "state.pt"
@@ -178,14 +191,6 @@ def load_training_agents(path: str | Path, device: str = "auto") -> tuple[Checkp
     For a run still training (or interrupted): its ``agents.pt`` is written only at the
     end, while ``state.pt`` (see :class:`TrainingState`) is saved as it goes.
     """
-    from .registry import make_task
-    from .train import TrainConfig, resolve_device
-
     state = load_training_state(path)
-    target = resolve_device(device)
-    task = make_task(state.task, **state.task_args)
-    prover, verifier = task.make_prover().to(target), task.make_verifier().to(target)
-    prover.load_state_dict(state.agents["prover"])
-    verifier.load_state_dict(state.agents["verifier"])
-    config = TrainConfig.from_dict(state.config)
-    return Checkpoint(task, prover.eval(), verifier.eval(), config), state.step
+    checkpoint = _rebuild(state.task, state.task_args, state.agents, state.config, device)
+    return checkpoint, state.step

@@ -319,7 +319,7 @@ def train(
     log = open_log(config, run.metrics)
     board = open_tensorboard(config, run.step)
     stress_seconds = 0.0
-    step = run.step
+    step, saved_at = run.step, None
     console = Console(stderr=True)
     with Progress(
         TextColumn(f"[bold]pvg {task.name} {config.formulation}"),
@@ -360,8 +360,9 @@ def train(
                         score = results[config.keep_best].accuracy
                         if run.best is None or score > run.best["score"]:
                             prover_sd, verifier_sd = game.state_dicts()
-                            run.best = {"score": score, "step": step}
-                            run.best.update(prover=prover_sd, verifier=verifier_sd)
+                            run.best = dict(
+                                score=score, step=step, prover=prover_sd, verifier=verifier_sd
+                            )
                     stress_seconds += time.perf_counter() - tick
                     if run.sound_at is None and all(r.perfect for r in results.values()):
                         run.sound_at = step
@@ -380,13 +381,14 @@ def train(
                 bar.advance(bar_task)
             if config.checkpoint_every and step % config.checkpoint_every == 0:
                 save_state(task, config, game, run, step, prover_steps, start, stress_seconds)
+                saved_at = step
             if config.stop_when_sound and run.sound_at is not None:
                 break
     if log is not None:
         log.close()
     if board is not None:
         board.close()
-    if config.checkpoint_every:
+    if config.checkpoint_every and saved_at != step:  # not saved at this step yet
         save_state(task, config, game, run, step, prover_steps, start, stress_seconds)
     if run.best is not None:
         game.prover.load_state_dict(run.best["prover"])
