@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import json
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -90,6 +92,37 @@ def test_a_run_resumed_after_a_crash_plays_the_same_game_as_an_uninterrupted_one
     lines = (tmp_path / "crashed" / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(line)["step"] for line in lines] == list(range(1, 13))
     assert resumed.train_seconds >= state.train_seconds  # the whole run's time
+
+
+KILLED_AFTER_RESUMING = """
+import os, sys
+from dataclasses import replace
+import torch
+from proofgames.pvg import TrainConfig, load_training_state, make_task, train
+torch.set_num_threads(1)
+state = load_training_state(sys.argv[1])
+config = replace(TrainConfig.from_dict(state.config), steps=12)
+
+def killed_at_step_6(step, prover, verifier):
+    if step == 6:
+        os._exit(3)  # like a SIGKILL: no cleanup, unflushed buffers are lost
+
+train(make_task("bec"), config, resume=sys.argv[1], observe=killed_at_step_6)
+"""
+
+
+def test_a_process_killed_right_after_resuming_keeps_the_logged_rows(tmp_path):
+    task_args, config = GAMES["bec"]
+    folder = tmp_path / "run"
+    short = replace(config, steps=5, out_dir=str(folder), checkpoint_every=5)
+    train(make_task("bec", **task_args), short)
+    before = (folder / "metrics.jsonl").read_text()
+    assert len(before.splitlines()) == 5
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_AFTER_RESUMING, str(folder)], capture_output=True
+    )
+    assert killed.returncode == 3, killed.stderr.decode()
+    assert (folder / "metrics.jsonl").read_text() == before
 
 
 def test_a_finished_run_extends_into_a_new_folder_as_if_trained_longer_at_once(tmp_path):

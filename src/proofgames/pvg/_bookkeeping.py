@@ -166,10 +166,16 @@ def board_row(board: Any, prefix: str, row: Metrics) -> None:
 
 
 def open_log(config: TrainConfig, previous: list[Metrics]) -> TextIO | None:
+    """The metric log, opened for appending after ``previous`` (a resumed run's rows).
+
+    The kept rows are written to a side file that then replaces the log in one step, so
+    a run killed right after resuming still leaves its earlier rows on disk.
+    """
     if config.out_dir is None:
         return None
-    Path(config.out_dir).mkdir(parents=True, exist_ok=True)
-    log = (Path(config.out_dir) / "metrics.jsonl").open("w")
-    for row in previous:
-        log.write(json.dumps(row) + "\n")
-    return log
+    path = Path(config.out_dir) / "metrics.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".jsonl.partial")
+    partial.write_text("".join(json.dumps(row) + "\n" for row in previous))
+    partial.replace(path)
+    return path.open("a")
