@@ -113,9 +113,12 @@ def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tm
         assert {(r["training"], r["seed"]) for r in data["runs"]} == {
             (t, s) for t in ("pvg", "collaborative") for s in (0, 1)
         }
-        assert len(data["table"]) == 12  # 2 trainings x 2 attacks x 3 quantities
+        # 2 trainings x attacks (FindThePlus adds the exhaustive search) x 3 quantities
+        attacks = ("prover", "messages") + (("exhaustive",) if task == "find-the-plus" else ())
+        assert len(data["table"]) == 2 * len(attacks) * 3
         for run in data["runs"]:
-            for attack in ("prover", "messages"):
+            assert set(run["attacks"]) == set(attacks)
+            for attack in attacks:
                 counts = run["attacks"][attack]
                 assert counts["tp"] + counts["fp"] + counts["fn"] + counts["tn"] == 64
     bec = smoke_results["bec"]

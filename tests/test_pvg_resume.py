@@ -240,6 +240,23 @@ def test_an_interrupted_reproduction_resumes_to_the_uninterrupted_result(tmp_pat
         reproduce(profile=smoke, resume=True, **args)
 
 
+def test_a_reused_run_saved_before_the_exhaustive_attack_gets_it_added(tmp_path, monkeypatch):
+    args = {"seeds": (0,), "tasks": ("find-the-plus",), "device": "cpu", "runs_dir": tmp_path}
+    first = reproduce(profile="smoke", **args)["find-the-plus"]
+    saved = tmp_path / "find-the-plus-pvg-s0" / "run.json"
+    older = json.loads(saved.read_text())
+    del older["run"]["attacks"]["exhaustive"]  # as written before the attack existed
+    saved.write_text(json.dumps(older))
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a finished run was trained again")
+
+    monkeypatch.setattr(REPRODUCE, "train", no_training)
+    again = reproduce(profile="smoke", resume=True, **args)["find-the-plus"]
+    assert _measured(again["runs"]) == _measured(first["runs"])  # the same held-out attack
+    assert json.loads(saved.read_text())["run"]["attacks"] == first["runs"][0]["attacks"]
+
+
 def test_a_resumed_reproduction_reuses_the_saved_bec_results(tmp_path, monkeypatch):
     args = {"seeds": (0,), "tasks": ("bec",), "device": "cpu", "runs_dir": tmp_path}
     first = reproduce(profile="smoke", **args)["bec"]

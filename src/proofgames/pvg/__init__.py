@@ -17,10 +17,21 @@ from .checkpoint import (
     load_training_state,
     save_checkpoint,
 )
+from .exhaustive import ExhaustiveSearch, search_messages
+from .find_the_plus import FindThePlus, PlusProver, PlusVerifier
 from .registry import make_task, parse_task_args, register_task, task_defaults, task_names
 from .report import write_report
 from .reproduce import PROFILES, Profile, reproduce
-from .stress import ATTACKS, AttackResult, StressConfig, evaluate, stress_test
+from .stress import (
+    ALL_ATTACKS,
+    ATTACKS,
+    AttackResult,
+    ExhaustiveMessages,
+    StressConfig,
+    evaluate,
+    stress_test,
+    supported_attacks,
+)
 from .task import ProverOutput, PVGTask
 from .train import (
     FORMULATIONS,
@@ -31,6 +42,7 @@ from .train import (
 )
 
 __all__ = [
+    "ALL_ATTACKS",
     "ATTACKS",
     "FORMULATIONS",
     "RESUMABLE_CHANGES",
@@ -40,7 +52,12 @@ __all__ = [
     "BinaryErasureChannel",
     "PROFILES",
     "Checkpoint",
+    "ExhaustiveMessages",
+    "ExhaustiveSearch",
+    "FindThePlus",
     "PVGTask",
+    "PlusProver",
+    "PlusVerifier",
     "Profile",
     "ProverOutput",
     "StressConfig",
@@ -56,7 +73,9 @@ __all__ = [
     "register_task",
     "reproduce",
     "save_checkpoint",
+    "search_messages",
     "stress_test",
+    "supported_attacks",
     "task_defaults",
     "task_names",
     "train",

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .stress import Metrics
+from .stress import ExhaustiveMessages, Metrics
 from .task import ProverOutput, PVGTask
 
 if TYPE_CHECKING:
@@ -97,7 +97,9 @@ class Game:
             for _ in range(prover_steps):
                 out.update(self.joint_step(True, False))
             for _ in range(verifier_steps):
-                out.update(self.joint_step(False, True))
+                out.update(
+                    self.exact_response_step() if self.closed_form else self.joint_step(False, True)
+                )
         return out
 
     def joint_step(self, update_prover: bool, update_verifier: bool) -> Metrics:
@@ -117,16 +119,36 @@ class Game:
             )
             metrics["prover_loss"] = float(prover_loss.detach())
         if update_verifier:
-            s = self.config.label_smoothing
-            verifier_loss = F.binary_cross_entropy_with_logits(logits, y * (1 - s) + s / 2)
-            self.verifier_opt.zero_grad()
-            torch.autograd.backward(verifier_loss, inputs=list(self.verifier.parameters()))
-            metrics["verifier_loss"] = float(verifier_loss.detach())
-            metrics["train_accuracy"] = float(((logits > 0).float() == y).float().mean())
+            metrics.update(self.verifier_gradient(logits, y))
         if update_prover:
             self.prover_opt.step()
         if update_verifier:
             self.verifier_opt.step()
+        return metrics
+
+    def verifier_gradient(self, logits: Tensor, y: Tensor) -> Metrics:
+        """Backpropagate the verifier's (label-smoothed) loss into its parameters."""
+        s = self.config.label_smoothing
+        verifier_loss = F.binary_cross_entropy_with_logits(logits, y * (1 - s) + s / 2)
+        self.verifier_opt.zero_grad()
+        torch.autograd.backward(verifier_loss, inputs=list(self.verifier.parameters()))
+        return {
+            "verifier_loss": float(verifier_loss.detach()),
+            "train_accuracy": float(((logits > 0).float() == y).float().mean()),
+        }
+
+    def exact_response_step(self) -> Metrics:
+        """A leading verifier's step against the prover's exact best response.
+
+        The follower's value is a maximum over finitely many messages, so its gradient
+        (Danskin) is the gradient at the maximizing messages, held fixed.
+        """
+        assert isinstance(self.task, ExhaustiveMessages)
+        x, y = self.batch()
+        with torch.no_grad():
+            messages = self.task.best_messages(self.verifier, x)
+        metrics = self.verifier_gradient(self.verifier(x, messages), y)
+        self.verifier_opt.step()
         return metrics
 
     def closed_form_step(self) -> Metrics:
@@ -148,8 +170,14 @@ class Game:
             self.prover_opt.step()
 
 
-def use_closed_form(task: PVGTask, choice: str) -> bool:
-    available = isinstance(task, ClosedFormResponse)
+def use_closed_form(task: PVGTask, choice: str, formulation: str) -> bool:
+    """Whether the leader of ``formulation`` plays against the follower's exact response."""
+    if formulation == "prover-first":
+        available, what = isinstance(task, ClosedFormResponse), "closed-form verifier"
+    elif formulation == "verifier-first":
+        available, what = isinstance(task, ExhaustiveMessages), "exact prover"
+    else:
+        return False
     if choice == "closed-form" and not available:
-        raise ValueError(f"task {task.name!r} has no closed-form verifier best response")
+        raise ValueError(f"task {task.name!r} has no {what} best response")
     return available and choice != "trained"

@@ -25,7 +25,7 @@ from .checkpoint import (
     load_training_state,
 )
 from .registry import make_task, parse_task_args, task_defaults, task_names
-from .stress import ATTACKS, StressConfig, stress_test
+from .stress import ALL_ATTACKS, ATTACKS, StressConfig, stress_test, supported_attacks
 from .task import PVGTask
 from .train import FORMULATIONS, TrainConfig, train
 
@@ -63,7 +63,11 @@ def train_command(
     prover_steps: Annotated[int | None, typer.Option(help="Prover updates per step.")] = None,
     label_smoothing: Annotated[float | None, typer.Option(help="Verifier label smoothing.")] = None,
     best_response: Annotated[
-        str, typer.Option(help="Prover-first follower: auto, closed-form or trained.")
+        str,
+        typer.Option(
+            help="Follower seen by the leader: auto, closed-form (prover-first on bec: the "
+            "exact verifier; verifier-first on find-the-plus: the exact prover) or trained."
+        ),
     ] = "auto",
     stress_every: Annotated[
         int, typer.Option(help="Stress-test the verifier every N steps (0: never).")
@@ -72,8 +76,8 @@ def train_command(
         list[str] | None,
         typer.Option(
             "--stress-attack",
-            help=f"Attack run by those stress tests (repeatable; default all: "
-            f"{', '.join(ATTACKS)}).",
+            help=f"Attack run by those stress tests (repeatable: {', '.join(ALL_ATTACKS)}; "
+            f"default the paper's {' and '.join(ATTACKS)}).",
         ),
     ] = None,
     keep_best: Annotated[
@@ -223,7 +227,13 @@ def _resumed_run(
 @app.command("stress")
 def stress_command(
     checkpoint: Annotated[Path, typer.Argument(help="agents.pt, or the folder holding it.")],
-    attack: Annotated[str, typer.Option(help="prover, messages or both.")] = "both",
+    attack: Annotated[
+        str,
+        typer.Option(
+            help="prover, messages, both (the paper's two), exhaustive (exact search, "
+            "find-the-plus) or all (every attack the task supports)."
+        ),
+    ] = "both",
     seed: Annotated[int, typer.Option(help="Seed of the evaluation batch and attacks.")] = 0,
     prover_steps: Annotated[int, typer.Option(help="Adam steps of the fresh prover.")] = 500,
     lbfgs_max_iter: Annotated[int, typer.Option(help="L-BFGS iteration cap.")] = 300,
@@ -232,8 +242,8 @@ def stress_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Freeze a trained verifier and attack it; report precision and recall per attack."""
-    if attack not in (*ATTACKS, "both"):
-        _fail(f"unknown attack {attack!r}; choose prover, messages or both")
+    if attack not in (*ALL_ATTACKS, "both", "all"):
+        _fail(f"unknown attack {attack!r}; choose {', '.join(ALL_ATTACKS)}, both or all")
     try:
         path = checkpoint_file(checkpoint)
     except FileNotFoundError as exc:
@@ -245,7 +255,7 @@ def stress_command(
         config = StressConfig(
             prover_steps=prover_steps, lbfgs_max_iter=lbfgs_max_iter, eval_size=eval_size, seed=seed
         )
-        attacks = ATTACKS if attack == "both" else (attack,)
+        attacks = {"both": ATTACKS, "all": supported_attacks(saved.task)}.get(attack, (attack,))
         results = stress_test(saved.task, saved.verifier, saved.prover, attacks, config)
     except (ProofgamesError, ValueError) as exc:
         _fail(str(exc))

@@ -314,16 +314,19 @@ class PlusVerifier(nn.Module):
         return out.view(-1, self.heads, 2)
 
     def glimpses_at(self, x: Tensor, shifts: Tensor) -> Tensor:
-        """Glimpses ``(n, heads, glimpse, glimpse)`` of images ``x`` at explicit ``shifts``."""
-        n, g = x.shape[0], self.glimpse
-        theta = shifts.new_zeros(n * self.heads, 2, 3)
+        """Glimpses ``(n, k, glimpse, glimpse)`` of images ``x`` at ``shifts`` ``(n, k, 2)``.
+
+        ``k`` is usually the number of heads, but any number of places can be looked at.
+        """
+        n, k, g = x.shape[0], shifts.shape[1], self.glimpse
+        theta = shifts.new_zeros(n * k, 2, 3)
         theta[:, 0, 0] = theta[:, 1, 1] = 1.0 / self.zoom
         theta[:, :, 2] = shifts.reshape(-1, 2)
-        grid = F.affine_grid(theta, [n * self.heads, 1, g, g], align_corners=False)
-        # Stack the heads' grids vertically so one grid_sample call serves all heads.
-        grid = grid.view(n, self.heads * g, g, 2)
+        grid = F.affine_grid(theta, [n * k, 1, g, g], align_corners=False)
+        # Stack the grids vertically so one grid_sample call serves all places.
+        grid = grid.view(n, k * g, g, 2)
         out = F.grid_sample(x, grid, padding_mode="zeros", align_corners=False)
-        return out.view(n, self.heads, g, g)
+        return out.view(n, k, g, g)
 
     def glimpses(self, x: Tensor, message: Tensor) -> tuple[Tensor, Tensor]:
         """Where each head looks for ``message``.
@@ -469,6 +472,18 @@ class FindThePlus(PVGTask):
             glimpse=self.glimpse,
             bounded_shifts=self.bounded_shifts,
         )
+
+    def best_messages(self, verifier: nn.Module, x: Tensor) -> Tensor:
+        """Messages maximizing ``verifier``'s logit on ``x``, found exactly.
+
+        See :func:`proofgames.pvg.exhaustive.search_messages`.
+        """
+        from .exhaustive import search_messages  # it builds on this module
+
+        if not isinstance(verifier, PlusVerifier):
+            name = type(verifier).__name__
+            raise TypeError(f"exhaustive search needs a PlusVerifier, got {name}")
+        return search_messages(verifier, x).messages
 
     def message_from_free(self, free: Tensor, x: Tensor) -> Tensor:
         """Messages are unconstrained real vectors: the identity."""

@@ -23,7 +23,13 @@ from matplotlib.patches import Rectangle
 
 from .._readme import replace_block
 from .reproduce import PAPER_TABLES
+from .stress import ALL_ATTACKS
 
+ATTACK_TITLES = {
+    "prover": "optimized prover",
+    "messages": "optimized messages",
+    "exhaustive": "exhaustive search (exact; not in the paper)",
+}
 TASK_TITLES = {"bec": "Table 2: Binary Erasure Channel", "find-the-plus": "Table 3: FindThePlus"}
 
 
@@ -86,14 +92,14 @@ def summary_tables(results: dict[str, Any]) -> str:
 
 
 def sound_seeds(data: dict[str, Any]) -> str:
-    """How many seeds' frozen verifiers are complete and sound against both attacks."""
+    """How many seeds' frozen verifiers are complete and sound against every attack."""
     lines = []
     for training in ("pvg", "collaborative"):
         runs = [r for r in data["runs"] if r["training"] == training]
         sound = sum(all(a["fp"] == 0 and a["fn"] == 0 for a in r["attacks"].values()) for r in runs)
         lines.append(f"{sound}/{len(runs)} {training} seeds")
     return (
-        "Frozen verifiers with precision = recall = 1 against both attacks (held-out "
+        "Frozen verifiers with precision = recall = 1 against every attack (held-out "
         f"batch): {', '.join(lines)}.\n"
     )
 
@@ -137,9 +143,11 @@ def comparison_table(task: str, data: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|",
     ]
     cells = {(r["training"], r["attack"], r["quantity"]): r for r in data["table"]}
-    for attack in ("prover", "messages"):
+    for attack in ALL_ATTACKS:
+        if not any(key[1] == attack for key in cells):
+            continue
         for quantity in ("recall", "precision", "specificity"):
-            row = [{"prover": "optimized prover", "messages": "optimized messages"}[attack]]
+            row = [ATTACK_TITLES[attack]]
             row.append(quantity)
             for training in ("pvg", "collaborative"):
                 cell = cells.get((training, attack, quantity))
@@ -222,15 +230,16 @@ def _ftp_runs(ftp: dict[str, Any]) -> str:
         "its glimpse and a centred plus, means removed (1: a plus detector; near 0: "
         "weights blind to the plus's shape, such as a count of 1-pixels).\n",
         "| training | seed | game steps | kept step | train s | prover P / R / spec | "
-        "messages P / R / spec | blind share per head (label 1 / label 0) | on the plus "
-        "| plus shape |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "messages P / R / spec | exhaustive P / R / spec | blind share per head (label 1 / "
+        "label 0) | on the plus | plus shape |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in ftp["runs"]:
         lines.append(
             f"| {run['training']} | {run['seed']} | {run['steps']} | {run['best_step']} | "
             f"{run['train_seconds']:.0f} | {_prs(run['attacks']['prover'])} | "
-            f"{_prs(run['attacks']['messages'])} | {_blind(run)} | {_shares(run, 'on_the_plus')} | "
+            f"{_prs(run['attacks']['messages'])} | {_prs(run['attacks'].get('exhaustive'))} | "
+            f"{_blind(run)} | {_shares(run, 'on_the_plus')} | "
             f"{_shares(run, 'plus_alignment')} |"
         )
     return "\n".join(lines) + "\n"
@@ -266,7 +275,9 @@ def _shares(run: dict[str, Any], key: str) -> str:
     return ", ".join(f"{v:.2f}" for v in values) if values else "—"
 
 
-def _prs(attack: dict[str, Any]) -> str:
+def _prs(attack: dict[str, Any] | None) -> str:
+    if attack is None:
+        return "—"
     return f"{attack['precision']:.3f} / {attack['recall']:.3f} / {attack['specificity']:.3f}"
 
 

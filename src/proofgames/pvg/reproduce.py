@@ -32,6 +32,7 @@ With ``runs_dir`` every FindThePlus run saves its training state as it goes, and
 
 from __future__ import annotations
 
+import json
 import math
 import multiprocessing
 import platform
@@ -52,7 +53,7 @@ from .checkpoint import STATE_FILE
 from .diagnostics import blind_heads, gaze, head_diagnostics, on_the_plus
 from .find_the_plus import FindThePlus
 from .registry import task_defaults
-from .stress import AttackResult, Metrics, StressConfig, stress_test
+from .stress import ALL_ATTACKS, AttackResult, Metrics, StressConfig, stress_test, supported_attacks
 from .train import TrainConfig, TrainResult, train
 
 
@@ -119,6 +120,9 @@ class Profile:
         """The FindThePlus task with this profile's arguments."""
         return FindThePlus(**dict(self.ftp_task))
 
+
+#: The trainings of a reproduction, in table order.
+TRAININGS = ("pvg", "collaborative")
 
 #: Named scales. ``paper`` is the paper's FindThePlus setup (batch 2000, 2000 game
 #: steps; the paper does not give its step counts). Its collaborative baseline stops at
@@ -361,6 +365,13 @@ def _ftp_seed(
         finished = finished_run(out_dir, task, config) if resume else None
         if finished is not None:
             run, curve, prover, verifier = finished
+            missing = [a for a in supported_attacks(task) if a not in run["attacks"]]
+            if missing and out_dir is not None:  # saved before these attacks existed
+                run["attacks"].update(
+                    _held_out_attacks(task, seed, verifier, prover, prof.ftp_stress, missing)
+                )
+                saved = json.loads((out_dir / RUN_FILE).read_text())
+                write_json(out_dir / RUN_FILE, {**saved, "run": {**saved["run"], **run}})
         else:
             carried = resume and out_dir is not None and (out_dir / STATE_FILE).is_file()
             result = train(task, config, resume=out_dir if carried else None)
@@ -417,10 +428,14 @@ class BECTrace:
 def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Mean, standard deviation, min and max over seeds per (training, attack, quantity)."""
     rows = []
-    for training in ("pvg", "collaborative"):
-        for attack in ("prover", "messages"):
+    for training in TRAININGS:
+        for attack in ALL_ATTACKS:
             for quantity in ("precision", "recall", "specificity"):
-                values = [r["attacks"][attack][quantity] for r in runs if r["training"] == training]
+                values = [
+                    r["attacks"][attack][quantity]
+                    for r in runs
+                    if r["training"] == training and attack in r["attacks"]
+                ]
                 if not values:
                     continue
                 rows.append(
@@ -443,10 +458,7 @@ def _table_run(
 ) -> dict[str, Any]:
     """Attack the final (or selected) verifier on a fresh batch with fresh attack seeds."""
     tick = time.perf_counter()
-    held_out = replace(stress, seed=10_000 + seed)
-    attacks: dict[str, AttackResult] = stress_test(
-        task, result.verifier, result.prover, config=held_out
-    )
+    attacks = _held_out_attacks(task, seed, result.verifier, result.prover, stress)
     return {
         "training": training,
         "seed": seed,
@@ -459,8 +471,23 @@ def _table_run(
         "best_accuracy": result.best_accuracy,
         "verifier_accuracy": result.verifier_accuracy,
         "stress_seconds": round(time.perf_counter() - tick, 2),
-        "attacks": {name: r.to_dict(top=1) for name, r in attacks.items()},
+        "attacks": attacks,
     }
+
+
+def _held_out_attacks(
+    task: Any,
+    seed: int,
+    verifier: nn.Module,
+    prover: nn.Module,
+    stress: StressConfig,
+    attacks: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The attacks (default: all the task supports) on a fresh batch with fresh seeds."""
+    held_out = replace(stress, seed=10_000 + seed)
+    chosen = supported_attacks(task) if attacks is None else attacks
+    results: dict[str, AttackResult] = stress_test(task, verifier, prover, chosen, held_out)
+    return {name: r.to_dict(top=1) for name, r in results.items()}
 
 
 _CURVE_KEYS = (

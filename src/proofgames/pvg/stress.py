@@ -12,7 +12,12 @@ hands a far stronger adversary the prover's job -- argue for label 1 on every in
   of the iterates falls below 1e-9 or the gradient below 1e-5) over the unconstrained
   parameters of :meth:`~proofgames.pvg.task.PVGTask.message_from_free`, started from the
   trained prover's messages (if one is given) and from seeded random points; per instance
-  the most convincing message over all starts is kept.
+  the most convincing message over all starts is kept;
+* ``"exhaustive"`` (beyond the paper; tasks with :class:`ExhaustiveMessages`, such as
+  FindThePlus): the most convincing message for each instance, found exactly by
+  searching every place the verifier can be made to look
+  (:mod:`proofgames.pvg.exhaustive`). No optimizer can beat it, so a verifier that
+  rejects every label-0 instance against it is sound on those instances, certifiably.
 
 Either way the adversary tries to get every instance accepted.  On a label-0 instance its
 message is an attempted fooling (the soundness side); on a label-1 instance it is the best
@@ -52,8 +57,20 @@ from torch import Tensor, nn
 
 from .task import ProverOutput, PVGTask
 
+#: The paper's two attacks (the default everywhere).
 ATTACKS = ("prover", "messages")
+#: Every attack: the paper's two and the exact search (for tasks that support it).
+ALL_ATTACKS = (*ATTACKS, "exhaustive")
 Metrics = dict[str, float]
+
+
+@runtime_checkable
+class ExhaustiveMessages(Protocol):
+    """A task whose verifier's most convincing message can be found exactly."""
+
+    def best_messages(self, verifier: nn.Module, x: Tensor) -> Tensor:
+        """For each instance of ``x``, a message maximizing ``verifier``'s logit."""
+        ...
 
 
 @runtime_checkable
@@ -104,7 +121,7 @@ class AttackResult:
     """The frozen verifier's confusion counts against one attack, and its worst messages.
 
     Attributes:
-        attack: ``"prover"`` or ``"messages"``.
+        attack: ``"prover"``, ``"messages"`` or ``"exhaustive"``.
         tp: label-1 instances accepted.
         fp: label-0 instances accepted.
         fn: label-1 instances rejected.
@@ -190,7 +207,8 @@ def stress_test(
         task: the task the verifier was trained on.
         verifier: the verifier to test (not modified).
         prover: the trained prover, whose messages start the message attack (optional).
-        attacks: any of ``"prover"`` and ``"messages"``.
+        attacks: any of :data:`ALL_ATTACKS` (``"exhaustive"`` needs a task with
+            :class:`ExhaustiveMessages`).
         config: attack settings; paper defaults if omitted.
 
     Returns:
@@ -200,9 +218,7 @@ def stress_test(
     in the middle of training does not change the rest of that training run.
     """
     config = config or StressConfig()
-    unknown = [a for a in attacks if a not in ATTACKS]
-    if unknown:
-        raise ValueError(f"unknown attack(s) {unknown}; choose from {list(ATTACKS)}")
+    check_attacks(task, attacks)
     device = next(verifier.parameters()).device
     frozen = copy.deepcopy(verifier).eval().requires_grad_(False)
     results: dict[str, AttackResult] = {}
@@ -213,7 +229,28 @@ def stress_test(
             results["prover"] = attack_with_prover(task, frozen, x, y, config)
         if "messages" in attacks:
             results["messages"] = attack_messages(task, frozen, x, y, config, prover)
+        if "exhaustive" in attacks:
+            assert isinstance(task, ExhaustiveMessages)
+            messages = task.best_messages(frozen, x)
+            results["exhaustive"] = _score("exhaustive", frozen, x, y, messages, config.keep)
     return results
+
+
+def supported_attacks(task: PVGTask) -> tuple[str, ...]:
+    """The attacks of :data:`ALL_ATTACKS` that ``task`` supports."""
+    return ALL_ATTACKS if isinstance(task, ExhaustiveMessages) else ATTACKS
+
+
+def check_attacks(task: PVGTask, attacks: Sequence[str]) -> None:
+    """Raise ``ValueError`` unless ``attacks`` are known and ``task`` supports them."""
+    unknown = [a for a in attacks if a not in ALL_ATTACKS]
+    if unknown:
+        raise ValueError(f"unknown attack(s) {unknown}; choose from {list(ALL_ATTACKS)}")
+    if "exhaustive" in attacks and not isinstance(task, ExhaustiveMessages):
+        raise ValueError(
+            f"the exhaustive attack needs a task that can search every message "
+            f"(find-the-plus); {task.name!r} cannot"
+        )
 
 
 def attack_with_prover(

@@ -14,7 +14,12 @@ formulation:
   what makes prover-first play collapse to erasure tokens (Theorem 5); with ``"trained"``
   the leader does not anticipate the response (its gradient holds the verifier fixed);
 * ``verifier-first`` -- the verifier leads: between verifier updates the prover is trained
-  towards its best response;
+  towards its best response; with ``best_response="closed-form"`` (FindThePlus, whose
+  best response is found exactly by :mod:`~proofgames.pvg.exhaustive`) the verifier is
+  trained against the prover's exact best response instead of the trained prover's
+  messages (the value of a maximum over finitely many places, whose gradient holds the
+  maximizing messages fixed); the prover network still follows, for the logs and
+  checkpoint;
 * ``collaborative`` -- simultaneous play where the prover argues for the true label.
 
 Heuristics from the paper's Appendix D are options of :class:`TrainConfig`: several
@@ -49,7 +54,15 @@ from ._bookkeeping import (
 )
 from ._game import ClosedFormResponse, Game, use_closed_form
 from .checkpoint import load_training_state, save_checkpoint
-from .stress import ATTACKS, Metrics, StressConfig, evaluate, stress_test
+from .stress import (
+    ALL_ATTACKS,
+    ATTACKS,
+    Metrics,
+    StressConfig,
+    check_attacks,
+    evaluate,
+    stress_test,
+)
 from .task import PVGTask
 
 FORMULATIONS = ("simultaneous", "prover-first", "verifier-first", "collaborative")
@@ -71,6 +84,8 @@ class TrainConfig:
         verifier_steps: verifier updates per game step (default 1 for verifier-first,
             else 5).
         prover_steps: prover updates per game step (default 5 for verifier-first, else 1).
+            In verifier-first play against the exact prover it may be 0: the verifier
+            trains alone (the prover network only serves the logs).
         adaptive_threshold: if set, add one prover step per game step whenever the
             verifier's training accuracy stayed above this for ``adaptive_window`` game
             steps, up to ``max_prover_steps``.
@@ -79,9 +94,13 @@ class TrainConfig:
         pretrain_steps: prover steps on the task's auxiliary losses before the game.
         label_smoothing: ``s``: the verifier's targets are ``y (1 - s) + s / 2``.
         aux_weight: weight of the prover's auxiliary losses during the game.
-        best_response: for prover-first play, ``"closed-form"`` (needs a task with
-            :class:`ClosedFormResponse`), ``"trained"`` or ``"auto"`` (closed form when
-            the task has one).
+        best_response: how the leader sees the follower. Prover-first:
+            ``"closed-form"`` uses the verifier's exact best response (needs a task with
+            :class:`ClosedFormResponse`, BEC); verifier-first: ``"closed-form"`` trains
+            the verifier against the prover's exact best response (needs a task with
+            :class:`~proofgames.pvg.stress.ExhaustiveMessages`, FindThePlus).
+            ``"trained"`` uses the trained follower network; ``"auto"`` the exact
+            response when the task has one. Ignored by the other formulations.
         seed: seeds weight init, Gumbel noise and the data.
         device: ``"auto"`` (CUDA if available, else CPU), ``"cpu"``, ``"cuda"``, ...
         eval_size: size of the fixed evaluation batch.
@@ -90,8 +109,8 @@ class TrainConfig:
             (and at the end), logging precision and recall per attack.
         stop_when_sound: stop at the first stress test with precision = recall = 1
             against every attack run.
-        stress_attacks: which attacks those stress tests run (see
-            :data:`~proofgames.pvg.stress.ATTACKS`).
+        stress_attacks: which attacks those stress tests run (from
+            :data:`~proofgames.pvg.stress.ALL_ATTACKS`; the paper's two by default).
         keep_best: if set to an attack name, return (and checkpoint) the agents of the
             stress test with the highest verifier accuracy against that attack instead
             of the last ones -- the paper's model selection for FindThePlus (Appendix
@@ -155,11 +174,16 @@ class TrainConfig:
             raise ValueError(f"best_response {self.best_response!r} not in {BEST_RESPONSES}")
         if self.steps < 1 or self.batch_size < 1 or self.eval_size < 1 or self.log_every < 1:
             raise ValueError("steps, batch_size, eval_size and log_every must be positive")
-        if min(self.step_counts()) < 1:
-            raise ValueError("verifier_steps and prover_steps must be positive")
-        unknown = [a for a in self.stress_attacks if a not in ATTACKS]
+        verifier_steps, prover_steps = self.step_counts()
+        exact_follower = self.formulation == "verifier-first" and self.best_response != "trained"
+        if verifier_steps < 1 or prover_steps < (0 if exact_follower else 1):
+            raise ValueError(
+                "verifier_steps and prover_steps must be positive (prover_steps may be 0 "
+                "only in verifier-first play against the exact prover)"
+            )
+        unknown = [a for a in self.stress_attacks if a not in ALL_ATTACKS]
         if unknown or not self.stress_attacks:
-            raise ValueError(f"stress_attacks must be a non-empty subset of {ATTACKS}")
+            raise ValueError(f"stress_attacks must be a non-empty subset of {ALL_ATTACKS}")
         if self.keep_best is not None:
             if self.keep_best not in self.stress_attacks:
                 raise ValueError(
@@ -300,8 +324,10 @@ def train(
     data_gen = torch.Generator().manual_seed(config.seed)
     eval_x, eval_y = (t.to(device) for t in task.sample(config.eval_size, data_gen))
     game = Game(task, config, device, data_gen)
-    if config.formulation == "prover-first":
-        game.closed_form = use_closed_form(task, config.best_response)
+    check_attacks(task, config.stress_attacks if config.stress_every > 0 else ())
+    game.closed_form = use_closed_form(task, config.best_response, config.formulation)
+    if not game.closed_form and config.step_counts()[1] == 0:
+        raise ValueError(f"prover_steps=0 needs the exact prover, which {task.name!r} lacks")
     verifier_steps, prover_steps = config.step_counts()
     run = RunRecord()
     if resume is not None:
