@@ -88,6 +88,7 @@ def main() -> None:
     parser.add_argument("--unbounded", action="store_true", help="the paper's free shifts")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
+    torch.set_num_threads(1)  # as in each worker (the header reports it)
     jobs = [(seed, args) for seed in range(args.seeds)]
     with ProcessPoolExecutor(args.workers) as pool:
         runs = list(pool.map(run_seed, jobs))

@@ -129,13 +129,15 @@ def test_verifier_first_play_against_the_exact_prover_is_seed_deterministic():
 def test_against_the_exact_prover_the_verifier_can_train_alone():
     task = make_task("find-the-plus", size=6, glimpse=3)
     config = TrainConfig(formulation="verifier-first", steps=3, batch_size=16, eval_size=16,
-                         prover_steps=0, progress=False, seed=2)  # fmt: skip
+                         prover_steps=0, adaptive_threshold=-1.0, adaptive_window=1,
+                         progress=False, seed=2)  # fmt: skip
     torch.manual_seed(config.seed)  # the run's weight init
     untouched = task.make_prover().state_dict()
     result = train(task, config)
     after = result.prover.state_dict()
     assert all(torch.equal(untouched[k], after[k]) for k in untouched)
     assert result.metrics[-1]["verifier_loss"] > 0
+    assert result.metrics[-1]["prover_steps"] == 0  # the adaptive rule stays off
     with pytest.raises(ValueError, match="prover_steps=0 needs the exact prover"):
         train(make_task("bec"), config)
     with pytest.raises(ValueError, match="prover_steps may be 0 only"):

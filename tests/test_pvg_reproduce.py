@@ -15,6 +15,7 @@ from proofgames.pvg.find_the_plus import pixel_to_shift, plus_centres, plus_mask
 from proofgames.pvg.report import comparison_table, update_readme, write_report  # noqa: E402
 from proofgames.pvg.reproduce import (  # noqa: E402
     PAPER_TABLES,
+    PROFILES,
     BECTrace,
     blind_heads,
     on_the_plus,
@@ -237,6 +238,14 @@ def test_cli_report_rebuilds_the_report_from_saved_results(smoke_results, tmp_pa
     (tmp_path / "bad.json").write_text('{"not": "results"}')
     result = CliRunner().invoke(app, ["report", str(tmp_path / "bad.json")])
     assert result.exit_code == 2 and "not a results.json" in result.output
+
+
+def test_every_profile_records_its_find_the_plus_batch_size():
+    # The paper profile keeps TrainConfig's batch, so it used to leave it unstated and
+    # the report failed on it (KeyError: 'batch_size').
+    assert PROFILES["paper"].ftp_settings()["batch_size"] == TrainConfig.batch_size == 2000
+    assert PROFILES["cpu"].ftp_settings()["batch_size"] == 256
+    assert all("batch_size" in p.ftp_settings() for p in PROFILES.values())
 
 
 def test_blind_heads_counts_glimpses_that_fall_entirely_outside_the_image():

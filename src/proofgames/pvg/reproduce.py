@@ -111,8 +111,11 @@ class Profile:
     eval_size: int = 2000
 
     def ftp_settings(self) -> dict[str, Any]:
-        """FindThePlus :class:`TrainConfig` fields: the paper's, then this profile's."""
-        values = task_defaults("find-the-plus")
+        """FindThePlus :class:`TrainConfig` fields: the paper's, then this profile's.
+
+        The batch size is always stated, also where it is :class:`TrainConfig`'s default.
+        """
+        values = {"batch_size": TrainConfig.batch_size, **task_defaults("find-the-plus")}
         values.update(dict(self.ftp))
         return values
 

@@ -85,7 +85,8 @@ class TrainConfig:
             else 5).
         prover_steps: prover updates per game step (default 5 for verifier-first, else 1).
             In verifier-first play against the exact prover it may be 0: the verifier
-            trains alone (the prover network only serves the logs).
+            trains alone (the prover network only serves the logs), and the adaptive
+            rule is off.
         adaptive_threshold: if set, add one prover step per game step whenever the
             verifier's training accuracy stayed above this for ``adaptive_window`` game
             steps, up to ``max_prover_steps``.
@@ -362,7 +363,7 @@ def train(
         for step in range(run.step + 1, run.step + 1 if stopped else config.steps + 1):
             losses = game.play(verifier_steps, prover_steps)
 
-            if config.adaptive_threshold is not None:
+            if config.adaptive_threshold is not None and prover_steps > 0:
                 above = losses["train_accuracy"] > config.adaptive_threshold
                 run.streak = run.streak + 1 if above else 0
                 if run.streak >= config.adaptive_window and prover_steps < config.max_prover_steps:
