@@ -169,6 +169,25 @@ def test_cli_train_and_stress_print_the_documented_json(tmp_path):
     assert runner.invoke(app, [*args, "--attack", "psychic"]).exit_code == 2
 
 
+def test_cli_stress_all_adds_the_exhaustive_search_on_find_the_plus(tmp_path):
+    runner = CliRunner()
+    train_args = ["train", "find-the-plus", "--steps", "2", "--batch-size", "16"]
+    res = runner.invoke(app, [*train_args, "--out", str(tmp_path), "--json"])
+    assert res.exit_code == 0, res.output
+    args = ["stress", str(tmp_path), "--attack", "all", "--prover-steps", "2", "--batch-size", "8"]
+    res = runner.invoke(app, [*args, "--lbfgs-max-iter", "2", "--eval-size", "40", "--json"])
+    assert res.exit_code == 0, res.output
+    attacks = json.loads(res.stdout)["attacks"]
+    assert set(attacks) == {"prover", "messages", "exhaustive"}
+    # The exact search is at least as convincing as the optimizer on every instance.
+    assert attacks["exhaustive"]["fp"] >= attacks["messages"]["fp"]
+    assert attacks["exhaustive"]["tp"] >= attacks["messages"]["tp"]
+    bec = tmp_path / "bec"
+    assert runner.invoke(app, ["train", "bec", "--steps", "2", "--out", str(bec)]).exit_code == 0
+    res = runner.invoke(app, ["stress", str(bec), "--attack", "exhaustive"])
+    assert res.exit_code == 2 and "exhaustive" in res.output
+
+
 def _tiny_stress() -> StressConfig:
     return StressConfig(prover_steps=3, batch_size=32, eval_size=32, lbfgs_max_iter=3)
 

@@ -236,6 +236,9 @@ def stress_command(
     ] = "both",
     seed: Annotated[int, typer.Option(help="Seed of the evaluation batch and attacks.")] = 0,
     prover_steps: Annotated[int, typer.Option(help="Adam steps of the fresh prover.")] = 500,
+    batch_size: Annotated[
+        int, typer.Option(help="Instances per step of the fresh prover's training.")
+    ] = StressConfig.batch_size,
     lbfgs_max_iter: Annotated[int, typer.Option(help="L-BFGS iteration cap.")] = 300,
     eval_size: Annotated[int, typer.Option(help="Instances in the evaluation batch.")] = 2000,
     device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
@@ -253,7 +256,11 @@ def stress_command(
     try:
         saved = load_checkpoint(path, device)
         config = StressConfig(
-            prover_steps=prover_steps, lbfgs_max_iter=lbfgs_max_iter, eval_size=eval_size, seed=seed
+            prover_steps=prover_steps,
+            batch_size=batch_size,
+            lbfgs_max_iter=lbfgs_max_iter,
+            eval_size=eval_size,
+            seed=seed,
         )
         attacks = {"both": ATTACKS, "all": supported_attacks(saved.task)}.get(attack, (attack,))
         results = stress_test(saved.task, saved.verifier, saved.prover, attacks, config)
