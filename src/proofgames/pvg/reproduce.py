@@ -115,9 +115,11 @@ class Profile:
 
         The batch size is always stated, also where it is :class:`TrainConfig`'s default.
         """
-        values = {"batch_size": TrainConfig.batch_size, **task_defaults("find-the-plus")}
-        values.update(dict(self.ftp))
-        return values
+        return {
+            "batch_size": TrainConfig.batch_size,
+            **task_defaults("find-the-plus"),
+            **dict(self.ftp),
+        }
 
     def ftp_task_instance(self) -> FindThePlus:
         """The FindThePlus task with this profile's arguments."""
