@@ -10,18 +10,15 @@ from typer.testing import CliRunner  # noqa: E402
 
 from proofgames.pvg import BinaryErasureChannel, StressConfig, TrainConfig, make_task, train  # noqa: E402
 from proofgames.pvg.cli import app  # noqa: E402
-from proofgames.pvg.diagnostics import plus_alignment  # noqa: E402
-from proofgames.pvg.find_the_plus import pixel_to_shift, plus_centres, plus_mask  # noqa: E402
-from proofgames.pvg.report import comparison_table, update_readme, write_report  # noqa: E402
-from proofgames.pvg.reproduce import (  # noqa: E402
-    PAPER_TABLES,
-    PROFILES,
-    BECTrace,
+from proofgames.pvg.diagnostics import (  # noqa: E402
     blind_heads,
     on_the_plus,
-    reproduce,
-    summarize,
+    plus_alignment,
 )
+from proofgames.pvg.find_the_plus import pixel_to_shift, plus_centres, plus_mask  # noqa: E402
+from proofgames.pvg.profiles import PAPER_TABLES, PROFILES  # noqa: E402
+from proofgames.pvg.report import comparison_table, update_readme, write_report  # noqa: E402
+from proofgames.pvg.reproduce import BECTrace, reproduce, summarize  # noqa: E402
 from proofgames.pvg.task import ProverOutput  # noqa: E402
 
 TINY_STRESS = StressConfig(prover_steps=5, batch_size=32, eval_size=32, lbfgs_max_iter=5)

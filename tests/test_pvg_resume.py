@@ -23,7 +23,8 @@ from proofgames.pvg import (  # noqa: E402
     train,
 )
 from proofgames.pvg.cli import app  # noqa: E402
-from proofgames.pvg.reproduce import PROFILES, reproduce  # noqa: E402
+from proofgames.pvg.profiles import PROFILES  # noqa: E402
+from proofgames.pvg.reproduce import reproduce  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

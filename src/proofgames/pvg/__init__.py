@@ -19,9 +19,10 @@ from .checkpoint import (
 )
 from .exhaustive import ExhaustiveSearch, search_messages
 from .find_the_plus import FindThePlus, PlusProver, PlusVerifier
+from .profiles import PROFILES, Profile
 from .registry import make_task, parse_task_args, register_task, task_defaults, task_names
 from .report import write_report
-from .reproduce import PROFILES, Profile, reproduce
+from .reproduce import reproduce
 from .stress import (
     ALL_ATTACKS,
     ATTACKS,

@@ -19,7 +19,7 @@ from .find_the_plus import FindThePlus
 from .train import TrainConfig
 
 if TYPE_CHECKING:
-    from .reproduce import Profile
+    from .profiles import Profile
 
 
 #: A finished FindThePlus run's measurements, written into its folder.

@@ -368,8 +368,9 @@ def reproduce_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Reproduce Tables 2 and 3, Figures 2 and 4 and Theorems 4 vs 5; write a report."""
+    from .profiles import PROFILES
     from .report import summary_tables, write_report
-    from .reproduce import PROFILES, reproduce
+    from .reproduce import reproduce
 
     if profile not in PROFILES:
         _fail(f"unknown profile {profile!r}; choose from {', '.join(PROFILES)}")

@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
 from .._readme import replace_block
-from .reproduce import PAPER_TABLES
+from .profiles import PAPER_TABLES
 from .stress import ALL_ATTACKS
 
 ATTACK_TITLES = {
