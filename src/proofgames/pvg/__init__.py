@@ -19,6 +19,7 @@ from .checkpoint import (
 )
 from .exhaustive import ExhaustiveSearch, search_messages
 from .find_the_plus import FindThePlus, PlusProver, PlusVerifier
+from .needle import FindTheNeedle
 from .profiles import PROFILES, Profile
 from .registry import make_task, parse_task_args, register_task, task_defaults, task_names
 from .report import write_report
@@ -55,6 +56,7 @@ __all__ = [
     "Checkpoint",
     "ExhaustiveMessages",
     "ExhaustiveSearch",
+    "FindTheNeedle",
     "FindThePlus",
     "PVGTask",
     "PlusProver",

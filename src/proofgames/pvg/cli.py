@@ -66,7 +66,8 @@ def train_command(
         str,
         typer.Option(
             help="Follower seen by the leader: auto, closed-form (prover-first on bec: the "
-            "exact verifier; verifier-first on find-the-plus: the exact prover) or trained."
+            "exact verifier; verifier-first on find-the-plus and find-the-needle: the exact "
+            "prover) or trained."
         ),
     ] = "auto",
     stress_every: Annotated[
@@ -231,7 +232,7 @@ def stress_command(
         str,
         typer.Option(
             help="prover, messages, both (the paper's two), exhaustive (exact search, "
-            "find-the-plus) or all (every attack the task supports)."
+            "find-the-plus, find-the-needle) or all (every attack the task supports)."
         ),
     ] = "both",
     seed: Annotated[int, typer.Option(help="Seed of the evaluation batch and attacks.")] = 0,

@@ -1,13 +1,14 @@
 """Prover-Verifier Game tasks by name, with the training settings the paper used for each.
 
 ``"bec"`` is the Binary Erasure Channel; ``"find-the-plus"`` is imported on first use from
-:mod:`proofgames.pvg.find_the_plus`.
+:mod:`proofgames.pvg.find_the_plus`; ``"find-the-needle"`` (:mod:`proofgames.pvg.needle`,
+not in the paper) is the smallest witness task and the template for new ones.
 
 Example:
     >>> make_task("bec").message_dim
     16
     >>> task_names()
-    ['bec', 'find-the-plus']
+    ['bec', 'find-the-plus', 'find-the-needle']
 """
 
 from __future__ import annotations
@@ -138,4 +139,18 @@ register_task(
         "pretrain_steps": 100,
         "label_smoothing": 0.05,
     },
+)
+
+
+def _find_the_needle(**kwargs: Any) -> PVGTask:
+    from .needle import FindTheNeedle
+
+    return FindTheNeedle(**kwargs)
+
+
+# Not in the paper (see proofgames.pvg.needle): BEC's settings, whose agents it shares.
+register_task(
+    "find-the-needle",
+    _find_the_needle,
+    {"steps": 1000, "verifier_steps": 5, "label_smoothing": 0.05},
 )

@@ -14,10 +14,11 @@ hands a far stronger adversary the prover's job -- argue for label 1 on every in
   trained prover's messages (if one is given) and from seeded random points; per instance
   the most convincing message over all starts is kept;
 * ``"exhaustive"`` (beyond the paper; tasks with :class:`ExhaustiveMessages`, such as
-  FindThePlus): the most convincing message for each instance, found exactly by
-  searching every place the verifier can be made to look
-  (:mod:`proofgames.pvg.exhaustive`). No optimizer can beat it, so a verifier that
-  rejects every label-0 instance against it is sound on those instances, certifiably.
+  FindThePlus and FindTheNeedle): the most convincing message the prover can send, for
+  each instance, found exactly by searching every place the verifier can be made to look
+  (for FindThePlus, :mod:`proofgames.pvg.exhaustive`). No prover can beat it, so a
+  verifier that rejects every label-0 instance against it is sound on those instances,
+  certifiably.
 
 Either way the adversary tries to get every instance accepted.  On a label-0 instance its
 message is an attempted fooling (the soundness side); on a label-1 instance it is the best
@@ -249,7 +250,7 @@ def check_attacks(task: PVGTask, attacks: Sequence[str]) -> None:
     if "exhaustive" in attacks and not isinstance(task, ExhaustiveMessages):
         raise ValueError(
             f"the exhaustive attack needs a task that can search every message "
-            f"(find-the-plus); {task.name!r} cannot"
+            f"(find-the-plus, find-the-needle); {task.name!r} cannot"
         )
 
 

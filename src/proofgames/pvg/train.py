@@ -15,7 +15,8 @@ formulation:
   the leader does not anticipate the response (its gradient holds the verifier fixed);
 * ``verifier-first`` -- the verifier leads: between verifier updates the prover is trained
   towards its best response; with ``best_response="closed-form"`` (FindThePlus, whose
-  best response is found exactly by :mod:`~proofgames.pvg.exhaustive`) the verifier is
+  best response is found exactly by :mod:`~proofgames.pvg.exhaustive`, and
+  FindTheNeedle, by trying every pointer) the verifier is
   trained against the prover's exact best response instead of the trained prover's
   messages (the value of a maximum over finitely many places, whose gradient holds the
   maximizing messages fixed); the prover network still follows, for the logs and
@@ -99,7 +100,8 @@ class TrainConfig:
             ``"closed-form"`` uses the verifier's exact best response (needs a task with
             :class:`ClosedFormResponse`, BEC); verifier-first: ``"closed-form"`` trains
             the verifier against the prover's exact best response (needs a task with
-            :class:`~proofgames.pvg.stress.ExhaustiveMessages`, FindThePlus).
+            :class:`~proofgames.pvg.stress.ExhaustiveMessages`: FindThePlus,
+            FindTheNeedle).
             ``"trained"`` uses the trained follower network; ``"auto"`` the exact
             response when the task has one. Ignored by the other formulations.
         seed: seeds weight init, Gumbel noise and the data.
