@@ -169,6 +169,40 @@ def test_cli_train_and_stress_print_the_documented_json(tmp_path):
     assert runner.invoke(app, [*args, "--attack", "psychic"]).exit_code == 2
 
 
+def test_cli_threads_sets_and_records_torch_threads_and_refuses_zero(tmp_path):
+    runner = CliRunner()
+    before = torch.get_num_threads()
+    try:
+        args = ["train", "bec", "--steps", "2", "--out", str(tmp_path), "--json"]
+        res = runner.invoke(app, [*args, "--threads", "2"])
+        assert res.exit_code == 0, res.output
+        assert json.loads(res.stdout)["threads"] == 2 == torch.get_num_threads()
+        res = runner.invoke(
+            app,
+            [
+                "stress",
+                str(tmp_path),
+                "--attack",
+                "messages",
+                "--lbfgs-max-iter",
+                "2",
+                "--eval-size",
+                "20",
+                "--threads",
+                "1",
+                "--json",
+            ],
+        )
+        assert res.exit_code == 0, res.output
+        assert json.loads(res.stdout)["threads"] == 1 == torch.get_num_threads()
+        res = runner.invoke(app, ["diagnose", str(tmp_path), "--n", "20", "--json"])
+        assert json.loads(res.stdout)["threads"] == torch.get_num_threads()
+        res = runner.invoke(app, [*args, "--threads", "0"])
+        assert res.exit_code == 2 and "threads" in res.output
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_cli_stress_all_adds_the_exhaustive_search_on_find_the_plus(tmp_path):
     runner = CliRunner()
     train_args = ["train", "find-the-plus", "--steps", "2", "--batch-size", "16"]

@@ -38,6 +38,26 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+#: ``--threads`` of the commands that run networks.
+Threads = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="CPU threads for torch (default: torch's choice, one per core). The networks "
+        "are small: 1 is often fastest, and far faster on a busy machine.",
+    ),
+]
+
+
+def _use_threads(threads: int | None) -> int:
+    """Apply ``--threads`` (if given); return the number of threads torch will use."""
+    import torch
+
+    if threads is not None:
+        torch.set_num_threads(threads)
+    return torch.get_num_threads()
+
+
 def _fail(message: str) -> None:
     err_console.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(2)
@@ -114,6 +134,7 @@ def train_command(
         ),
     ] = None,
     device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
+    threads: Threads = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Train a prover and a verifier; save ``agents.pt``, ``config.json``, ``metrics.jsonl``.
@@ -121,6 +142,7 @@ def train_command(
     With ``--checkpoint-every`` (on by default) the run also writes ``state.pt``, from
     which ``--resume`` continues it exactly, e.g. after an interruption or to train longer.
     """
+    used_threads = _use_threads(threads)
     given = {
         "steps": steps,
         "batch_size": batch_size,
@@ -191,6 +213,7 @@ def train_command(
         "formulation": formulation,
         "seed": seed,
         "resumed_from": None if resume is None else str(resume),
+        "threads": used_threads,
         **result.summary(),
     }
     if json_output:
@@ -243,9 +266,11 @@ def stress_command(
     lbfgs_max_iter: Annotated[int, typer.Option(help="L-BFGS iteration cap.")] = 300,
     eval_size: Annotated[int, typer.Option(help="Instances in the evaluation batch.")] = 2000,
     device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
+    threads: Threads = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Freeze a trained verifier and attack it; report precision and recall per attack."""
+    used_threads = _use_threads(threads)
     if attack not in (*ALL_ATTACKS, "both", "all"):
         _fail(f"unknown attack {attack!r}; choose {', '.join(ALL_ATTACKS)}, both or all")
     try:
@@ -273,6 +298,7 @@ def stress_command(
         "task": saved.task.name,
         "formulation": saved.config.formulation,
         "seconds": round(time.perf_counter() - start, 3),
+        "threads": used_threads,
         "attacks": {name: result.to_dict() for name, result in results.items()},
     }
     if json_output:
@@ -297,6 +323,7 @@ def diagnose_command(
     n: Annotated[int, typer.Option(help="Fresh instances to evaluate on.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of those instances.")] = 0,
     device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
+    threads: Threads = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """What a trained pair does with its own prover; on FindThePlus, where each head looks.
@@ -307,6 +334,7 @@ def diagnose_command(
     """
     from .diagnostics import diagnose
 
+    used_threads = _use_threads(threads)
     if n < 1:
         _fail(f"--n must be positive, got {n}")
     unfinished = checkpoint.is_dir() and not (checkpoint / "agents.pt").is_file()
@@ -320,7 +348,7 @@ def diagnose_command(
     except (ProofgamesError, ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
         return
-    summary = {"checkpoint": source, "task": saved.task.name, **report}
+    summary = {"checkpoint": source, "task": saved.task.name, "threads": used_threads, **report}
     if json_output:
         typer.echo(json.dumps(summary, indent=2))
         return
