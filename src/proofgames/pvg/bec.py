@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .task import ProverOutput, PVGTask
+from .task import ProverOutput, PVGTask, one_hot_message
 
 ERASURE_START = 2  # tokens 0 and 1 are the informative ones
 
@@ -70,10 +70,7 @@ class BECProver(nn.Module):
     def forward(self, x: Tensor, labels: Tensor | None = None) -> ProverOutput:
         """Send one token per input (``labels`` are unused: BEC has no auxiliary heads)."""
         logits = self.logits(x)
-        if self.training:
-            message = F.gumbel_softmax(logits, tau=self.temperature, hard=True)
-        else:
-            message = F.one_hot(logits.argmax(dim=-1), self.tokens).to(logits.dtype)
+        message = one_hot_message(logits, self.temperature, sample=self.training)
         return ProverOutput(message=message, aux_loss=logits.new_zeros(()))
 
 

@@ -38,10 +38,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .task import ProverOutput, PVGTask
+from .task import ProverOutput, PVGTask, one_hot_message
 
 
 class NeedleProver(nn.Module):
@@ -72,10 +71,7 @@ class NeedleProver(nn.Module):
     def forward(self, x: Tensor, labels: Tensor | None = None) -> ProverOutput:
         """Point at one place per row (``labels`` are unused: no auxiliary heads)."""
         logits: Tensor = self.net(x)
-        if self.training:
-            message = F.gumbel_softmax(logits, tau=self.temperature, hard=True)
-        else:
-            message = F.one_hot(logits.argmax(dim=-1), x.shape[-1]).to(logits.dtype)
+        message = one_hot_message(logits, self.temperature, sample=self.training)
         return ProverOutput(message=message, aux_loss=logits.new_zeros(()))
 
 

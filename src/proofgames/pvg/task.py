@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 
@@ -29,6 +30,18 @@ class ProverOutput:
 
     message: Tensor
     aux_loss: Tensor
+
+
+def one_hot_message(logits: Tensor, temperature: float, sample: bool) -> Tensor:
+    """A discrete message from token logits ``(n, K)``: one one-hot row per instance.
+
+    With ``sample`` (training) it is a straight-through Gumbel-softmax sample: one-hot
+    forwards, the gradient of the relaxed sample at ``temperature`` backwards.  Otherwise
+    it is the one-hot of the most likely token.
+    """
+    if sample:
+        return F.gumbel_softmax(logits, tau=temperature, hard=True)
+    return F.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
 
 
 class PVGTask(abc.ABC):
