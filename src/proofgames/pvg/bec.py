@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .task import ProverOutput, PVGTask, one_hot_message
+from .task import ProverOutput, PVGTask, layer_norm_mlp, one_hot_message
 
 ERASURE_START = 2  # tokens 0 and 1 are the informative ones
 
@@ -48,15 +48,7 @@ class BECProver(nn.Module):
         super().__init__()
         self.tokens = tokens
         self.temperature = temperature
-        self.net = nn.Sequential(
-            nn.Linear(2, hidden),
-            nn.LayerNorm(hidden),
-            nn.LeakyReLU(),
-            nn.Linear(hidden, hidden),
-            nn.LayerNorm(hidden),
-            nn.LeakyReLU(),
-            nn.Linear(hidden, tokens),
-        )
+        self.net = layer_norm_mlp(2, hidden, tokens, hidden_layers=2)
 
     def logits(self, x: Tensor) -> Tensor:
         """Token logits ``(n, K)`` with the forbidden token of each input set to ``-inf``."""
@@ -86,12 +78,7 @@ class BECVerifier(nn.Module):
 
     def __init__(self, tokens: int = 16, hidden: int = 100) -> None:
         super().__init__()
-        self.net = nn.Sequential(
-            nn.Linear(tokens, hidden),
-            nn.LayerNorm(hidden),
-            nn.LeakyReLU(),
-            nn.Linear(hidden, 1),
-        )
+        self.net = layer_norm_mlp(tokens, hidden, 1, hidden_layers=1)
 
     def forward(self, x: Tensor, message: Tensor) -> Tensor:
         """Logit of P[label 1] for each message, shape ``(n,)``."""

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .task import ProverOutput, PVGTask, one_hot_message
+from .task import ProverOutput, PVGTask, layer_norm_mlp, one_hot_message
 
 
 class NeedleProver(nn.Module):
@@ -58,15 +58,7 @@ class NeedleProver(nn.Module):
     def __init__(self, size: int, hidden: int, temperature: float) -> None:
         super().__init__()
         self.temperature = temperature
-        self.net = nn.Sequential(
-            nn.Linear(size, hidden),
-            nn.LayerNorm(hidden),
-            nn.LeakyReLU(),
-            nn.Linear(hidden, hidden),
-            nn.LayerNorm(hidden),
-            nn.LeakyReLU(),
-            nn.Linear(hidden, size),
-        )
+        self.net = layer_norm_mlp(size, hidden, size, hidden_layers=2)
 
     def forward(self, x: Tensor, labels: Tensor | None = None) -> ProverOutput:
         """Point at one place per row (``labels`` are unused: no auxiliary heads)."""
@@ -85,12 +77,7 @@ class NeedleVerifier(nn.Module):
 
     def __init__(self, size: int, hidden: int) -> None:
         super().__init__()
-        self.net = nn.Sequential(
-            nn.Linear(size + 1, hidden),
-            nn.LayerNorm(hidden),
-            nn.LeakyReLU(),
-            nn.Linear(hidden, 1),
-        )
+        self.net = layer_norm_mlp(size + 1, hidden, 1, hidden_layers=1)
 
     def forward(self, x: Tensor, message: Tensor) -> Tensor:
         """Logit of P[label 1], ``(n,)``; of the row only ``<message, x>`` is read."""

@@ -44,6 +44,22 @@ def one_hot_message(logits: Tensor, temperature: float, sample: bool) -> Tensor:
     return F.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
 
 
+def layer_norm_mlp(inputs: int, hidden: int, outputs: int, hidden_layers: int) -> nn.Sequential:
+    """Linear layers with LayerNorm then LeakyReLU after each hidden one (the paper's MLPs).
+
+    Example:
+        >>> net = layer_norm_mlp(2, 8, 3, hidden_layers=1)
+        >>> [type(layer).__name__ for layer in net], net(torch.zeros(5, 2)).shape
+        (['Linear', 'LayerNorm', 'LeakyReLU', 'Linear'], torch.Size([5, 3]))
+    """
+    layers: list[nn.Module] = []
+    width = inputs
+    for _ in range(hidden_layers):
+        layers += [nn.Linear(width, hidden), nn.LayerNorm(hidden), nn.LeakyReLU()]
+        width = hidden
+    return nn.Sequential(*layers, nn.Linear(width, outputs))
+
+
 class PVGTask(abc.ABC):
     """A Prover-Verifier Game task.
 
