@@ -117,7 +117,7 @@ def test_stochastic_debate_json():
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["protocol"] == "stochastic" and out["claim"] == 1
-    assert out["params"]["name"] == "lean" and out["winner"] in ("A", "B")
+    assert out["details"]["params"]["name"] == "lean" and out["winner"] in ("A", "B")
     assert out["prover_queries"]["A"] > 0
 
 
@@ -173,6 +173,36 @@ def test_stochastic_witness_debate_from_the_cli():
             "--json",
         ).stdout
     )
-    assert out["witness"] == "01" and out["claim"] == 1
+    assert out["details"]["witness"] == "01" and out["claim"] == 1
     res = run("debate", "stochastic-witness", "-m", "bb5")
     assert res.exit_code == 2 and "panel-choice" in res.output
+
+
+def test_every_protocol_prints_the_same_json_contract():
+    """One --json shape for every registered protocol (protocol facts go under details)."""
+    from proofgames.protocols import protocol_names
+
+    keys = {}
+    for protocol in protocol_names():
+        res = run("debate", protocol, "--json")
+        assert res.exit_code == 0, (protocol, res.output)
+        out = json.loads(res.stdout)
+        assert out["protocol"] == protocol and out["winner"] in ("A", "B")
+        assert out["verdict"] == int(out["winner"] == "A")
+        keys[protocol] = set(out)
+    first = next(iter(keys.values()))
+    assert all(k == first for k in keys.values()), keys
+    for key in ("claim", "verdict", "winner", "reason", "steps", "rounds", "verifier_reads",
+                "verifier_read_unit", "verifier_bits", "verifier_queries", "prover_steps",
+                "prover_queries", "seconds", "prover_a", "prover_b", "seed", "messages",
+                "forfeit", "isolation", "details", "truth", "p_accept"):  # fmt: skip
+        assert key in first
+
+
+def test_options_a_protocol_does_not_take_are_refused_not_ignored():
+    res = run("debate", "bisection", "-m", "bb3", "--params", "lean")
+    assert res.exit_code == 2 and "--params applies to the stochastic protocols" in res.output
+    res = run("debate", "stochastic", "--steps", "5")
+    assert res.exit_code == 2 and "--steps applies only to" in res.output
+    res = run("debate", "stochastic-witness", "--claim", "0")
+    assert res.exit_code == 2 and "claim" in res.output

@@ -294,10 +294,10 @@ class _Commit(CrossExaminationA):
         self.transcript = np.array(transcript, dtype=np.int64)
         self.spec = StrategySpec("cross-examination", "A", "fixed")
 
-    def commit(self, ctx: Any) -> _Commit:
-        return self
+    def commit(self, ctx: Any) -> None:
+        return None
 
-    def entries(self, positions: Any) -> Any:
+    def entries(self, ctx: Any, positions: Any) -> Any:
         return self.transcript[np.asarray(positions, dtype=np.int64)]
 
 

@@ -189,7 +189,7 @@ def test_misbehaving_strategies_lose_their_debates_with_a_recorded_reason():
     res = play_stochastic_batch(
         m, pset, 1, custom(Raises(), "A"), make_strategy("stochastic", "B", "honest"), debates=50
     )
-    assert res.acceptance == 0 and "boom" in res.forfeits[0]
+    assert res.acceptance == 0 and "boom" in res.forfeits[0].reason
     res = play_stochastic_batch(
         m,
         pset,
@@ -198,11 +198,12 @@ def test_misbehaving_strategies_lose_their_debates_with_a_recorded_reason():
         make_strategy("stochastic", "B", "honest"),
         debates=50,
     )
-    assert res.acceptance == 0 and "outside [0, 1]" in res.forfeits[0]
+    assert res.acceptance == 0 and "outside [0, 1]" in res.forfeits[0].reason
     res = play_stochastic_batch(
         m, pset, 1, make_strategy("stochastic", "A", "blatant"), custom(BadAbort(), "B"), debates=50
     )
-    assert res.acceptance == 1 and "abort decision failed" in res.forfeits[0]
+    assert res.acceptance == 1 and "abort decision" in res.forfeits[0].reason
+    assert res.forfeits[0].party == "B" and res.forfeit_counts() == {"A": 0, "B": 50}
 
 
 def test_real_oracle_calls_are_counted_and_bounded_by_a_budget():
@@ -213,7 +214,7 @@ def test_real_oracle_calls_are_counted_and_bounded_by_a_budget():
     assert res.oracle_calls["A"] == 200 and res.oracle_calls["B"] == 200
     assert res.acceptance > 0.5  # the real oracle says 0.9, not the machine's 0.5
     res = run(m, small, 1, "honest", "honest", n=10, sampling="oracle", oracle=oracle, budget=100)
-    assert res.acceptance == 0 and "budget" in res.forfeits[0]
+    assert res.acceptance == 0 and "budget" in res.forfeits[0].reason
 
 
 def test_one_debate_record_has_messages_and_costs():

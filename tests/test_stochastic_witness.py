@@ -6,9 +6,10 @@ import pytest
 
 from proofgames import ProtocolError
 from proofgames._registry import Player, StrategySpec
-from proofgames.protocols.stochastic_witness import PanelChoice, play_stochastic_witness
+from proofgames.protocols.stochastic_witness import play_stochastic_witness
 from proofgames.stochastic import lean_params, paper_params
 from proofgames.stochastic.montecarlo import clopper_pearson_interval
+from proofgames.stochastic.problems import PanelChoice
 from proofgames.strategies import make_strategy, strategy_names
 
 P = "stochastic-witness"
@@ -28,7 +29,7 @@ def test_honest_a_with_a_good_witness_wins_against_every_b(family):
     for b in strategy_names(P, "B"):
         res, (lo, _) = run(problem, params, "honest", b)
         assert lo >= 3 / 5, (b, res.acceptance)
-        assert res.witnesses == {"01": 3000}
+        assert res.details["witnesses"] == {"01": 3000}
 
 
 @pytest.mark.parametrize("family", [lean_params, paper_params])
@@ -62,7 +63,7 @@ def test_malformed_witnesses_lose_with_a_reason():
         make_strategy(P, "B", "honest"),
         debates=20,
     )
-    assert res.acceptance == 0 and "malformed witness" in res.forfeits[0]
+    assert res.acceptance == 0 and "malformed witness" in res.forfeits[0].reason
 
 
 def test_problem_input_errors_are_clear():

@@ -89,7 +89,7 @@ def test_a_malformed_witness_makes_a_lose_with_a_recorded_reason(a: str, message
     assert (out.winner, out.verdict) == ("B", 0)
     assert out.reason.startswith("A loses: ")
     assert pytest.approx(0) == out.costs.verifier_reads
-    assert [m.kind for m in out.messages] == ["witness", "verdict"]
+    assert [m.kind for m in out.messages] == ["verdict"]  # nothing malformed enters the log
     assert re.search(message, out.reason)
 
 
@@ -110,9 +110,9 @@ class NotAWitnessPlayer(Player):
 @pytest.mark.parametrize(
     ("player", "message"),
     [
-        (TextWitness(), "malformed witness: a witness must be bytes .* got str"),
+        (TextWitness(), "malformed witness: witness must be bytes, got a str"),
         (RaisingWitness(), "witness raised RuntimeError: no idea"),
-        (NotAWitnessPlayer(), "witness raised TypeError: NotAWitnessPlayer has no witness"),
+        (NotAWitnessPlayer(), "witness raised AttributeError: .*NotAWitnessPlayer.* no attribute"),
     ],
 )
 def test_a_witness_that_is_not_bytes_or_a_failing_a_forfeits(player: Player, message: str):

@@ -12,10 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ._errors import ProofgamesError
-from .protocols import Outcome, play_stochastic
 from .stochastic import StochasticParams, resolve_params
 from .stochastic.machine import StochasticMachine
-from .strategies import make_strategy
 
 
 def _machine(spec: str) -> StochasticMachine:
@@ -28,82 +26,6 @@ def _params(spec: str, machine: StochasticMachine) -> StochasticParams:
     if machine.lipschitz is None:
         raise ProofgamesError(f"{machine.name} has no known Lipschitz constant")
     return resolve_params(spec, machine.lipschitz, machine.length)
-
-
-def default_players(machine: StochasticMachine, claim: int) -> tuple[str, str]:
-    """Honest A and a disputing B when the claim is likely true, else a liar and honest B."""
-    p1 = machine.p_accept
-    likely = p1 is None or (p1 if claim == 1 else 1 - p1) >= 0.5
-    return ("honest", "abort-against") if likely else ("evade", "honest")
-
-
-def run_stochastic_debate(
-    machine_spec: str,
-    params_spec: str,
-    claim: int | None,
-    prover_a: str | None,
-    prover_b: str | None,
-    seed: int,
-) -> tuple[Outcome, StochasticParams, float | None]:
-    """Set up and play one stochastic debate."""
-    machine = _machine(machine_spec)
-    params = _params(params_spec, machine)
-    p1 = machine.p_accept
-    c = claim if claim is not None else (1 if p1 is None or p1 >= 0.5 else 0)
-    a, b = default_players(machine, c)
-    out = play_stochastic(
-        machine,
-        params,
-        c,
-        make_strategy("stochastic", "A", prover_a or a),
-        make_strategy("stochastic", "B", prover_b or b),
-        seed=seed,
-    )
-    return out, params, p1
-
-
-def run_stochastic_witness_debate(
-    machine_spec: str, params_spec: str, prover_a: str | None, prover_b: str | None, seed: int
-) -> dict[str, Any]:
-    """One debate with a witness on ``panel-choice:p=P1;P2;...[,votes=V]``."""
-    from .protocols.stochastic_witness import PanelChoice, play_stochastic_witness
-    from .strategies import parse_strategy
-
-    name, args = parse_strategy(machine_spec)
-    if name != "panel-choice" or "p" not in args:
-        raise ProofgamesError(
-            f"stochastic-witness debates a panel-choice problem, e.g. "
-            f"'panel-choice:p=0.2;0.9;0.4' -- got {machine_spec!r}"
-        )
-    try:
-        probs = tuple(float(x) for x in str(args["p"]).split(";"))
-    except ValueError:
-        raise ProofgamesError(f"bad item probabilities {args['p']!r}") from None
-    problem = PanelChoice(probs, votes=int(args.get("votes", 3)))
-    params = resolve_params(params_spec, problem.lipschitz, problem.steps)
-    res = play_stochastic_witness(
-        problem,
-        params,
-        make_strategy("stochastic-witness", "A", prover_a or "honest"),
-        make_strategy("stochastic-witness", "B", prover_b or "honest"),
-        debates=1,
-        seed=seed,
-    )
-    verdict = int(res.verdicts[0])
-    return {
-        "protocol": "stochastic-witness",
-        "machine": machine_spec,
-        "claim": 1,
-        "verdict": verdict,
-        "winner": "A" if verdict else "B",
-        "witness": next(iter(res.witnesses), None),
-        "forfeits": list(res.forfeits),
-        "prover_a": prover_a or "honest",
-        "prover_b": prover_b or "honest",
-        "seed": seed,
-        "params": params.to_dict(),
-        "best_item_p_accept": max(problem.machine(w).p_accept or 0.0 for w in problem.candidates()),
-    }
 
 
 def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:

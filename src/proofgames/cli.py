@@ -14,20 +14,12 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ._cli_stochastic import register as register_stochastic
-from ._cli_stochastic import run_stochastic_debate, run_stochastic_witness_debate
 from ._errors import ProofgamesError
-from ._oracle import Oracle, OracleLedger
-from ._transcript import TranscriptMachine
+from ._instances import turing_machine
 from .machines import TableauTranscript, TuringMachine
 from .machines.examples import example_names, get_example
-from .protocols import (
-    Outcome,
-    get_protocol,
-    play_bisection,
-    play_cross_examination,
-    protocol_names,
-)
-from .strategies import make_strategy, strategy_description, strategy_names
+from .protocols import Outcome, get_protocol, protocol_names
+from .strategies import strategy_description, strategy_names
 
 app = typer.Typer(
     add_completion=False,
@@ -39,13 +31,6 @@ console = Console() if sys.stdout.isatty() else Console(width=120)
 err_console = Console(stderr=True)
 
 PROTOCOLS = tuple(protocol_names())
-DEFAULT_LIAR = {"cross-examination": "flip-step", "bisection": "flip-step", "witness": "flip-step"}
-DEFAULT_MACHINE = {
-    "witness": "sat-planted-40",
-    "stochastic": "majority:n=5,p=0.8",
-    "stochastic-witness": "panel-choice:p=0.2;0.9;0.4",
-}
-DEFAULT_DISPUTER = {"cross-examination": "random", "bisection": "random", "witness": "random"}
 
 
 def _fail(message: str) -> None:
@@ -69,77 +54,6 @@ def _progress(enabled: bool, label: str) -> Iterator[Callable[[int], None] | Non
     ) as bar:
         task = bar.add_task(label, total=None)
         yield lambda n: bar.advance(task, n)
-
-
-def resolve_turing_machine(spec: str, steps: int | None) -> tuple[TuringMachine, int]:
-    """Build the machine named by ``tm:<text>`` or an example name, sized for its run."""
-    if spec.startswith("tm:"):
-        text, default_steps = spec[3:], None
-    else:
-        example = get_example(spec)
-        if example.kind != "tm":
-            raise ProofgamesError(f"example {spec!r} is a {example.kind} example, not a plain TM")
-        text, default_steps = example.build(), example.steps
-    t = steps if steps is not None else default_steps
-    if t is None:
-        raise ProofgamesError("give --steps T for a machine given as tm:<text>")
-    if t <= 0:
-        raise ProofgamesError(f"--steps must be positive, got {t}")
-    return TuringMachine.sized(text, t, name=spec if not spec.startswith("tm:") else None), t
-
-
-def run_debate(
-    protocol: str,
-    machine_spec: str,
-    steps: int | None,
-    claim: int | None,
-    prover_a: str | None,
-    prover_b: str | None,
-    seed: int,
-    progress: Callable[[int], None] | None = None,
-) -> tuple[Outcome, int | None]:
-    """Set up and play one debate; returns the outcome and the true output (if known)."""
-    if protocol == "witness":
-        from .machines.sat import resolve_sat
-        from .protocols.witness import play_witness
-
-        problem = resolve_sat(machine_spec)
-        satisfiable = int(problem.solve() is not None)
-        w_claim = 1 if claim is None else claim
-        a = prover_a or ("honest" if satisfiable else DEFAULT_LIAR[protocol])
-        b = prover_b or (DEFAULT_DISPUTER[protocol] if satisfiable else "honest")
-        out = play_witness(
-            problem,
-            w_claim,
-            make_strategy(protocol, "A", a),
-            make_strategy(protocol, "B", b),
-            seed=seed,
-        )
-        return out, satisfiable
-    oracle: Oracle | None = None
-    if not machine_spec.startswith("tm:") and get_example(machine_spec).kind == "oracle-tm":
-        screening = get_example(machine_spec).build()
-        oracle = screening.oracle()
-        tm = screening.machine()
-        t = steps if steps is not None else (get_example(machine_spec).steps or 0)
-        ledger = OracleLedger(oracle)
-        truth: int | None = tm.accepts(tm.advance(tm.initial(), t, ledger.view("V")))
-        transcript: TranscriptMachine | None = screening.transcript()
-    else:
-        tm, t = resolve_turing_machine(machine_spec, steps)
-        truth = tm.known_output
-        transcript = TableauTranscript(tm, t) if protocol == "cross-examination" else None
-    c = truth if claim is None else claim
-    assert c is not None
-    a = prover_a or ("honest" if c == truth else DEFAULT_LIAR[protocol])
-    b = prover_b or (DEFAULT_DISPUTER[protocol] if c == truth else "honest")
-    pa, pb = make_strategy(protocol, "A", a), make_strategy(protocol, "B", b)
-    if protocol == "bisection":
-        out = play_bisection(tm, t, c, pa, pb, oracle=oracle, seed=seed, progress=progress)
-        return out, truth
-    assert transcript is not None
-    out = play_cross_examination(transcript, c, pa, pb, oracle=oracle, seed=seed, progress=progress)
-    return out, truth
 
 
 def outcome_table(out: Outcome, truth: int | None) -> Table:
@@ -173,7 +87,10 @@ def outcome_table(out: Outcome, truth: int | None) -> Table:
 @app.command()
 def debate(
     protocol: Annotated[
-        str, typer.Argument(help="cross-examination | bisection | witness | stochastic")
+        str,
+        typer.Argument(
+            help="cross-examination | bisection | witness | stochastic | stochastic-witness"
+        ),
     ],
     machine: Annotated[
         str | None,
@@ -192,65 +109,39 @@ def debate(
     prover_b: Annotated[str | None, typer.Option("--prover-b", help="strategy[:k=v,...]")] = None,
     seed: Annotated[int, typer.Option(help="root seed of every random choice")] = 0,
     params: Annotated[
-        str, typer.Option(help="stochastic only: paper | lean | FILE.json")
-    ] = "paper",
+        str | None, typer.Option(help="stochastic protocols: paper (default) | lean | FILE.json")
+    ] = None,
+    isolation: Annotated[
+        str, typer.Option(help="in-process | process (each prover in its own OS process)")
+    ] = "in-process",
+    timeout: Annotated[
+        float | None, typer.Option(help="seconds per prover call (pre-emptive with process)")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """Run one debate and report who won and what the verifier paid."""
+    from .harness import play, resolve_instance
+
     if protocol not in PROTOCOLS:
         _fail(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     if claim is not None and claim not in (0, 1):
         _fail(f"--claim must be 0 or 1, got {claim}")
-    if steps is not None and steps <= 0:
-        _fail(f"--steps must be a positive number of steps, got {steps}")
-    if machine is None:
-        machine = DEFAULT_MACHINE.get(protocol, "bb5")
-    if protocol == "stochastic-witness":
-        try:
-            record = run_stochastic_witness_debate(machine, params, prover_a, prover_b, seed)
-        except ProofgamesError as exc:
-            _fail(str(exc))
-            return
-        if as_json:
-            print(json.dumps(record))
-        else:
-            table = Table(title="stochastic debate with a witness", show_header=False)
-            for key in (
-                "machine",
-                "witness",
-                "verdict",
-                "winner",
-                "prover_a",
-                "prover_b",
-                "best_item_p_accept",
-                "forfeits",
-            ):
-                table.add_row(key, str(record[key]))
-            console.print(table)
-        return
-    if protocol == "stochastic":
-        try:
-            out, pset, p1 = run_stochastic_debate(machine, params, claim, prover_a, prover_b, seed)
-        except ProofgamesError as exc:
-            _fail(str(exc))
-            return
-        if as_json:
-            print(json.dumps(out.to_dict() | {"p_accept": p1, "params": pset.to_dict()}))
-        else:
-            console.print(outcome_table(out, None))
-        return
+    if timeout is not None and not timeout > 0:
+        _fail(f"--timeout must be a positive number of seconds, got {timeout}")
     try:
+        inst = resolve_instance(protocol, machine, steps)
         with _progress(not as_json, "simulating") as progress:
-            out, truth = run_debate(
-                protocol, machine, steps, claim, prover_a, prover_b, seed, progress
-            )
+            out = play(
+                protocol, inst, claim, prover_a, prover_b, seed=seed, isolation=isolation,
+                timeout=timeout, params=params, progress=progress,
+            )  # fmt: skip
     except ProofgamesError as exc:
         _fail(str(exc))
         return
     if as_json:
-        print(json.dumps(out.to_dict() | {"truth": truth}))
+        print(json.dumps(out.to_dict() | {"truth": inst.truth, "p_accept": inst.p_accept}))
     else:
-        console.print(outcome_table(out, truth))
+        console.print(outcome_table(out, inst.truth))
 
 
 @app.command()
@@ -271,7 +162,7 @@ def exhaustive(
     if steps is not None and steps <= 0:
         _fail(f"--steps must be a positive number of steps, got {steps}")
     try:
-        tm, t = resolve_turing_machine(machine, steps)
+        tm, t = turing_machine(machine, steps)
         if space is not None:
             if space <= 0:
                 raise ProofgamesError(f"--space must be positive, got {space}")
@@ -355,6 +246,8 @@ def demo(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON lines")] = False,
 ) -> None:
     """Debate the 5-state Busy Beaver champion's 47,176,870-step run, four ways."""
+    from .harness import play
+
     scenarios = [
         ("bisection", 1, None, None),
         ("bisection", 0, None, None),
@@ -381,7 +274,7 @@ def demo(
         summary.add_column(col)
     for protocol, claim, a, b in scenarios:
         with _progress(not as_json, f"{protocol}, claim {claim}") as progress:
-            out, _ = run_debate(protocol, "bb5", None, claim, a, b, seed=0, progress=progress)
+            out = play(protocol, "bb5", claim, a, b, seed=0, progress=progress)
         c = out.costs
         if as_json:
             print(json.dumps(out.to_dict(messages=False)))

@@ -1,7 +1,17 @@
 """The debate protocols, one file each."""
 
-from ._catalog import ProtocolInfo, get_protocol, protocol_names, register_protocol
+from ._batch import Batch, BatchResult
+from ._catalog import (
+    Defaults,
+    Instance,
+    Options,
+    ProtocolInfo,
+    get_protocol,
+    protocol_names,
+    register_protocol,
+)
 from ._common import Costs, Forfeit, GameContext, Message, Outcome
+from ._lockstep import ForfeitCount, Round
 from .bisection import BisectionState, play_bisection, recurse
 from .cross_examination import play_cross_examination
 from .stochastic import play_stochastic, play_stochastic_batch
@@ -9,7 +19,14 @@ from .stochastic_witness import play_stochastic_witness
 from .witness import WitnessProblem, play_witness
 
 __all__ = [
+    "Batch",
+    "BatchResult",
     "BisectionState",
+    "Defaults",
+    "ForfeitCount",
+    "Instance",
+    "Options",
+    "Round",
     "Costs",
     "Forfeit",
     "GameContext",

@@ -1,7 +1,15 @@
-"""Shared pieces of every protocol: outcome records, costs, and safe strategy calls."""
+"""Shared pieces of every protocol: the driver's party calls, forfeits, costs, records.
+
+The trust boundary lives here.  A party is untrusted code: V calls it only through
+:class:`Party`, copies and canonicalizes what it sends (:mod:`proofgames.wire`), hands it
+only its own context (:class:`GameContext`), and decides forfeits from its own record
+(:attr:`Debate.blamed`).  See ``docs/trust-model.md`` for what in-process play cannot rule
+out.
+"""
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -9,8 +17,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .._errors import ProofgamesError
 from .._oracle import PARTIES, Oracle, OracleLedger, OracleView
-from .._registry import Player, StrategySpec
+from .._registry import StrategySpec
+from ..wire import Malformed
 
 T = TypeVar("T")
 
@@ -80,6 +90,10 @@ class Outcome:
         seed: the seed every random choice flowed from.
         messages: the full message transcript.
         costs: rounds, reads and work.
+        forfeit: the party that lost by misbehaving (``"A"``, ``"B"``) or ``None``.
+        details: protocol-specific facts (plain JSON values), e.g. the witness sent or
+            the stochastic parameters.
+        isolation: ``"in-process"`` or ``"process"``.
 
     """
 
@@ -95,6 +109,9 @@ class Outcome:
     seed: int | None
     messages: tuple[Message, ...]
     costs: Costs
+    forfeit: str | None = None
+    details: dict[str, Any] = field(default_factory=dict, compare=False)
+    isolation: str = "in-process"
 
     def to_dict(self, messages: bool = True) -> dict[str, Any]:
         """A flat JSON-friendly dictionary (the CLI's ``--json`` output)."""
@@ -120,6 +137,9 @@ class Outcome:
             "seed": self.seed,
             "prover_a": self.prover_a.to_dict(),
             "prover_b": self.prover_b.to_dict(),
+            "forfeit": self.forfeit,
+            "isolation": self.isolation,
+            "details": dict(self.details),
         }
         if messages:
             out["messages"] = [m.to_dict() for m in self.messages]
@@ -127,7 +147,12 @@ class Outcome:
 
 
 class Forfeit(Exception):
-    """Raised inside a protocol when a party loses by misbehaving."""
+    """Raised by V's own code once a party has lost; the loser is the debate's record.
+
+    A party cannot end a game by raising this: whatever escapes a party's call is that
+    party's forfeit (see :meth:`Party.call`), and the verdict is taken from
+    :attr:`Debate.blamed`, never from an exception's arguments.
+    """
 
     def __init__(self, party: str, reason: str) -> None:
         super().__init__(f"{party} forfeits: {reason}")
@@ -135,32 +160,27 @@ class Forfeit(Exception):
         self.reason = reason
 
 
-def safe_call(
-    party: str, what: str, fn: Callable[..., T], *args: Any, timeout: float | None = None
-) -> T:
-    """Call a strategy; any exception or overrun becomes a :class:`Forfeit`.
-
-    ``timeout`` cannot pre-empt a running strategy; an overrun is detected when it returns.
-    """
-    start = time.perf_counter()
+def describe_exception(exc: BaseException) -> str:
+    """``Type: message`` for a party's exception, without trusting its code."""
     try:
-        result = fn(*args)
-    except Forfeit:
-        raise
-    except Exception as exc:  # a strategy's bug must never crash the run
-        raise Forfeit(party, f"{what} raised {type(exc).__name__}: {exc}") from exc
-    elapsed = time.perf_counter() - start
-    if timeout is not None and elapsed > timeout:
-        raise Forfeit(party, f"{what} timed out ({elapsed:.3g}s > {timeout:.3g}s)")
-    return result
+        name = type.__getattribute__(type(exc), "__name__")
+        text = BaseException.__str__(exc)
+        out = f"{name}: {text}" if text else str(name)
+        return out if isinstance(out, str) else "an exception"
+    except BaseException:  # a hostile __str__ or __name__
+        return "an exception that could not be described"
 
 
 @dataclass
 class GameContext:
     """What a player sees when the game starts: the public instance and its own resources.
 
+    Every field is the party's own: ``machine`` is a private copy of the instance (changing
+    it changes nothing V uses), ``oracle`` counts only this party's queries, and ``rng`` is
+    this party's stream alone.
+
     Attributes:
-        machine: the machine under debate (a transcript or configuration machine).
+        machine: the party's copy of the machine under debate.
         steps: T.
         claim: the output A asserts.
         oracle: this player's counted oracle access.
@@ -177,29 +197,135 @@ class GameContext:
     progress: Callable[[int], None] | None = None
 
 
+class Party:
+    """V's handle on one untrusted party: every call into it goes through :meth:`call`.
+
+    Args:
+        name: ``"A"`` or ``"B"``.
+        player: the party's object (a registered strategy or any object with the role's
+            methods).
+        debate: the debate whose record a forfeit goes into.
+        timeout: seconds allowed per call; in-process it is checked when the call returns.
+    """
+
+    def __init__(self, name: str, player: object, debate: Debate, timeout: float | None) -> None:
+        self.name, self._player, self._debate, self._timeout = name, player, debate, timeout
+
+    def call(
+        self,
+        what: str,
+        method: str,
+        *args: Any,
+        parse: Callable[[Any], T] | None = None,
+    ) -> Any:
+        """Call ``method`` of the party; return ``parse`` of what it sent (V's own copy).
+
+        Whatever escapes the call (any exception, ``Forfeit`` and ``SystemExit``
+        included), an overrun of the timeout, and a message ``parse`` refuses, make this
+        party forfeit.  A forfeit recorded during the call (say, by a callback V handed
+        to it) stands, whatever the party did with the exception.
+        """
+        d = self._debate
+        d.check()
+        start = time.perf_counter()
+        try:
+            raw = getattr(self._player, method)(*args)
+        except BaseException as exc:
+            d.blame(self.name, f"{what} raised {describe_exception(exc)}")
+            raw = None
+        d.check()
+        elapsed = time.perf_counter() - start
+        if self._timeout is not None and elapsed > self._timeout:
+            d.forfeit(self.name, f"{what} timed out ({elapsed:.3g}s > {self._timeout:.3g}s)")
+        if parse is None:
+            return raw
+        try:
+            return parse(raw)
+        except Malformed as exc:
+            d.forfeit(self.name, f"sent a malformed {what}: {exc.reason}")
+        except (ProofgamesError, OverflowError, ValueError, TypeError) as exc:
+            d.forfeit(self.name, f"sent a malformed {what}: {describe_exception(exc)}")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @property
+    def work(self) -> int:
+        """Machine steps the party reports having simulated (self-reported; 0 if not an int)."""
+        try:
+            w = getattr(self._player, "work", 0)
+        except BaseException:
+            return 0
+        return int(w) if type(w) in (int, np.int64) and w >= 0 else 0
+
+
+def player_spec(player: object, protocol: str, role: str) -> StrategySpec:
+    """Who played, read once and copied: a registered spec, or the class name of a custom one."""
+    try:
+        spec = getattr(player, "spec", None)
+    except BaseException:
+        spec = None
+    if type(spec) is StrategySpec:
+        args = tuple(
+            (str(k), v if type(v) in (int, float, str, bool, type(None)) else repr(v)[:80])
+            for k, v in spec.args
+        )
+        return StrategySpec(str(spec.protocol), str(spec.role), str(spec.name), args)
+    name = type.__getattribute__(type(player), "__name__")
+    return StrategySpec(protocol, role, f"custom:{name}")
+
+
 class Debate:
-    """Bookkeeping every protocol shares: clock, oracle ledger, party RNGs, message log.
+    """Bookkeeping every protocol shares: clock, ledgers, party RNGs, forfeits, message log.
+
+    Each party gets its own oracle ledger (over its own copy of the oracle) and its own
+    random stream; V keeps its ledger, its stream and its machine to itself.
 
     Args:
         protocol: the protocol's name.
-        prover_a, prover_b: the players (their specs and work go into the record).
+        prover_a, prover_b: the players.
         oracle: the oracle the machine queries.
         seed: root seed; A, B and V get independent streams split from it.
+        timeout: seconds allowed per party call.
     """
 
     def __init__(
         self,
         protocol: str,
-        prover_a: Player,
-        prover_b: Player,
+        prover_a: object,
+        prover_b: object,
         oracle: Oracle | None,
         seed: int | None,
+        timeout: float | None = None,
     ) -> None:
-        self.protocol, self.prover_a, self.prover_b, self.seed = protocol, prover_a, prover_b, seed
+        self.protocol, self.seed = protocol, seed
+        self.specs = {
+            "A": player_spec(prover_a, protocol, "A"),
+            "B": player_spec(prover_b, protocol, "B"),
+        }
+        self.parties = {
+            "A": Party("A", prover_a, self, timeout),
+            "B": Party("B", prover_b, self, timeout),
+        }
         self.start = time.perf_counter()
         self.ledger = OracleLedger(oracle)
+        self._party_ledgers = {p: OracleLedger(copy.deepcopy(oracle)) for p in ("A", "B")}
         self.rng = dict(zip(PARTIES, spawn_rngs(seed, 3), strict=True))
         self.messages: list[Message] = []
+        self.blamed: tuple[str, str] | None = None
+
+    def blame(self, party: str, reason: str) -> None:
+        """Record that ``party`` lost (only the first forfeit of a debate counts)."""
+        if self.blamed is None:
+            self.blamed = (party, reason)
+
+    def forfeit(self, party: str, reason: str) -> None:
+        """Record ``party``'s loss and stop the game."""
+        self.blame(party, reason)
+        self.check()
+
+    def check(self) -> None:
+        """Stop the game if a party has lost."""
+        if self.blamed is not None:
+            raise Forfeit(*self.blamed)
 
     def context(
         self,
@@ -209,14 +335,26 @@ class Debate:
         claim: int,
         progress: Callable[[int], None] | None,
     ) -> GameContext:
-        """What ``party`` sees: the instance, its counted oracle access and its own RNG."""
+        """What ``party`` sees: its own copy of the instance, its oracle view and its RNG."""
         return GameContext(
-            machine, steps, claim, self.ledger.view(party), self.rng[party], progress
+            copy.deepcopy(machine),
+            steps,
+            claim,
+            self._party_ledgers[party].view(party),
+            self.rng[party],
+            progress,
         )
 
     def say(self, round: int, sender: str, kind: str, content: Any) -> None:
         """Append a message to the transcript."""
         self.messages.append(Message(round, sender, kind, content))
+
+    def loss(self) -> tuple[int, str]:
+        """The verdict and reason once a party has forfeited."""
+        if self.blamed is None:  # pragma: no cover - V raises Forfeit only after blaming
+            raise RuntimeError("a Forfeit was raised without a recorded loser")
+        party, reason = self.blamed
+        return (0 if party == "A" else 1), f"{party} loses: {reason}"
 
     def outcome(
         self,
@@ -235,16 +373,16 @@ class Debate:
     ) -> Outcome:
         """Close the debate: log V's verdict and assemble the record with every cost."""
         self.say(self.messages[-1].round if self.messages else 0, "V", "verdict", verdict)
-        counts = self.ledger.counts()
+        party_counts = {p: ledger.counts()[p] for p, ledger in self._party_ledgers.items()}
         costs = Costs(
             rounds=rounds,
             verifier_reads=reads,
             verifier_read_unit=unit,
             verifier_bits=bits,
-            verifier_queries=counts["V"],
+            verifier_queries=self.ledger.counts()["V"],
             verifier_steps=verifier_steps,
-            prover_steps={"A": player_work(self.prover_a), "B": player_work(self.prover_b)},
-            prover_queries={"A": counts["A"], "B": counts["B"]},
+            prover_steps={p: self.parties[p].work for p in ("A", "B")},
+            prover_queries=party_counts,
             prover_reads={"A": 0, "B": b_reads},
             seconds=time.perf_counter() - self.start,
         )
@@ -256,20 +394,15 @@ class Debate:
             verdict,
             "A" if verdict else "B",
             reason,
-            self.prover_a.spec,
-            self.prover_b.spec,
+            self.specs["A"],
+            self.specs["B"],
             self.seed,
             tuple(self.messages),
             costs,
+            forfeit=self.blamed[0] if self.blamed else None,
         )
 
 
 def spawn_rngs(seed: int | None, n: int) -> list[np.random.Generator]:
     """Independent generators for the parties, split from one seed."""
     return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n)]
-
-
-def player_work(player: Player) -> int:
-    """Steps a player reports having simulated (non-integers count as 0)."""
-    w = getattr(player, "work", 0)
-    return int(w) if isinstance(w, (int, np.integer)) else 0

@@ -37,19 +37,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from .._configuration import Configuration, ConfigurationMachine
-from .._errors import ConfigurationError, ProtocolError
+from .._errors import ProtocolError
 from .._oracle import Oracle
-from .._registry import Player
-from ._catalog import ProtocolInfo, register_protocol
-from ._common import (
-    Debate,
-    Forfeit,
-    GameContext,
-    Outcome,
-    safe_call,
-)
+from ..wire import as_choice, as_configuration
+from ._catalog import Defaults, Instance, Options, ProtocolInfo, refuse_params, register_protocol
+from ._common import Debate, Forfeit, GameContext, Outcome
 
 NAME = "bisection"
 FIRST, SECOND = "first", "second"
@@ -97,32 +92,47 @@ def recurse(state: BisectionState, midpoint: Configuration, dispute: str) -> Bis
     raise ProtocolError(f"dispute must be {FIRST!r} or {SECOND!r}, got {dispute!r}")
 
 
-class BisectionA(Player):
-    """Interface of prover A in bisection."""
+class BisectionA(Protocol):
+    """Prover A's role: the final configuration, then a midpoint per round.
 
-    def final(self, ctx: GameContext) -> Configuration:
+    Whatever A returns is copied into V's own :class:`Configuration` (an exact
+    ``Configuration`` or its plain dict ``{"state", "head", "tape"}``) before any check.
+    """
+
+    def final(self, ctx: GameContext) -> object:
         """The claimed configuration after T steps."""
-        raise NotImplementedError
+        ...
 
-    def midpoint(self, ctx: GameContext, state: BisectionState) -> Configuration:
+    def midpoint(self, ctx: GameContext, state: BisectionState) -> object:
         """The claimed configuration at ``state.midpoint_time``."""
-        raise NotImplementedError
+        ...
 
 
-class BisectionB(Player):
-    """Interface of prover B in bisection."""
+class BisectionB(Protocol):
+    """Prover B's role: which half of the current claim A lied about."""
 
     def dispute(self, ctx: GameContext, state: BisectionState, midpoint: Configuration) -> str:
         """``"first"`` or ``"second"``: the half B says A lied about."""
-        raise NotImplementedError
+        ...
+
+
+def _copy_state(s: BisectionState) -> BisectionState:
+    """A fresh state for a party (changing it changes nothing V holds)."""
+    return BisectionState(
+        _copy_config(s.start), _copy_config(s.end), s.length, s.start_time, s.round
+    )
+
+
+def _copy_config(c: Configuration) -> Configuration:
+    return Configuration(c.state, c.head, c.tape)
 
 
 def play_bisection(
     machine: ConfigurationMachine,
     steps: int,
     claim: int,
-    prover_a: Player,
-    prover_b: Player,
+    prover_a: object,
+    prover_b: object,
     *,
     oracle: Oracle | None = None,
     seed: int | None = 0,
@@ -142,50 +152,47 @@ def play_bisection(
         progress: callback for long simulations.
 
     """
-    if not isinstance(steps, int) or steps <= 0:
+    if type(steps) is not int or steps <= 0:
         raise ProtocolError(f"steps must be a positive integer, got {steps!r}")
     if claim not in (0, 1):
         raise ProtocolError(f"claim must be 0 or 1, got {claim!r}")
-    d = Debate(NAME, prover_a, prover_b, oracle, seed)
+    d = Debate(NAME, prover_a, prover_b, oracle, seed, timeout)
+    a, b = d.parties["A"], d.parties["B"]
     ctx_a = d.context("A", machine, steps, claim, progress)
     ctx_b = d.context("B", machine, steps, claim, progress)
     reads, v_steps = 1, 0  # V builds and reads the initial configuration from x
 
-    def receive(what: str, fn: Callable[[], object], k: int) -> Configuration:
+    def config(raw: object) -> Configuration:
+        return machine.validate(as_configuration(raw, "configuration"))
+
+    def receive(what: str, k: int, *args: object) -> Configuration:
         nonlocal reads
-        config = safe_call("A", what, fn, timeout=timeout)
-        try:
-            checked = machine.validate(config)
-        except ConfigurationError as exc:
-            raise Forfeit("A", f"malformed configuration in {what}: {exc}") from None
+        checked: Configuration = a.call(f"{what} configuration", what, ctx_a, *args, parse=config)
         reads += 1
         content = {"state": checked.state, "head": checked.head, "digest": checked.digest()}
         d.say(k, "A", what, content)
         return checked
 
+    def choice(raw: object) -> str:
+        return as_choice(raw, (FIRST, SECOND), "dispute")
+
     state = BisectionState(machine.initial(), machine.initial(), steps)
     try:
-        final = receive("final", lambda: getattr(prover_a, "final")(ctx_a), 0)
+        final = receive("final", 0)
         if machine.accepts(final) != claim:
-            raise Forfeit(
+            d.forfeit(
                 "A",
                 f"A's final configuration has output {machine.accepts(final)}, "
                 f"not its claim {claim}",
             )
         state = replace(state, end=final)
         while state.length > 1:
-            s = state
-            mid = receive("midpoint", lambda: getattr(prover_a, "midpoint")(ctx_a, s), s.round)  # noqa: B023
-            b = safe_call(
-                "B",
-                "dispute",
-                lambda: getattr(prover_b, "dispute")(ctx_b, s, mid),  # noqa: B023
-                timeout=timeout,
+            mid = receive("midpoint", state.round, _copy_state(state))
+            half = b.call(
+                "dispute", "dispute", ctx_b, _copy_state(state), _copy_config(mid), parse=choice
             )
-            if b not in (FIRST, SECOND):
-                raise Forfeit("B", f"disputed {b!r}; must be {FIRST!r} or {SECOND!r}")
-            d.say(s.round, "B", "dispute", b)
-            state = recurse(s, mid, b)
+            d.say(state.round, "B", "dispute", half)
+            state = recurse(state, mid, half)
         after = machine.step(state.start, d.ledger.view("V"), d.rng["V"])
         v_steps = 1
         ok = after == state.end
@@ -197,9 +204,8 @@ def play_bisection(
             else f"A's configurations at times {state.start_time} and {state.start_time + 1} "
             "are not one step apart"
         )
-    except Forfeit as f:
-        verdict = 0 if f.party == "A" else 1
-        reason = f"{f.party} loses: {f.reason}"
+    except Forfeit:
+        verdict, reason = d.loss()
     return d.outcome(
         machine.name,
         steps,
@@ -215,6 +221,14 @@ def play_bisection(
     )
 
 
+def _run(inst: Instance, claim: int, a: object, b: object, opts: Options) -> Outcome:
+    refuse_params(opts, NAME)
+    return play_bisection(
+        inst.target, inst.steps, claim, a, b, oracle=inst.oracle, seed=opts.seed,
+        timeout=opts.timeout, progress=opts.progress,
+    )  # fmt: skip
+
+
 INFO = register_protocol(
     ProtocolInfo(
         name=NAME,
@@ -226,5 +240,12 @@ INFO = register_protocol(
         verifier_cost="reads ceil(log2 T) + 2 configurations (O(S log T) bits); "
         "at most 1 oracle query",
         play=play_bisection,
+        defaults=Defaults("bb5"),
+        run=_run,
+        messages={
+            "final": "A -> V: a configuration {state: int, head: int, tape: bytes}",
+            "midpoint": "A -> V: the configuration at state.midpoint_time (same form)",
+            "dispute": 'B -> V: "first" or "second"',
+        },
     )
 )

@@ -34,66 +34,62 @@ import numpy as np
 
 from .._errors import ProtocolError
 from .._oracle import Oracle
-from .._registry import Player
 from .._transcript import IntArray, TranscriptMachine
-from ._catalog import ProtocolInfo, register_protocol
-from ._common import (
-    Debate,
-    Forfeit,
-    GameContext,
-    Outcome,
-    safe_call,
-)
+from ..wire import Malformed, as_int, as_int_array, as_positions
+from ._catalog import Defaults, Instance, Options, ProtocolInfo, refuse_params, register_protocol
+from ._common import Debate, Forfeit, GameContext, Outcome
 
 NAME = "cross-examination"
 Reader = Callable[[Any], IntArray]
 
 
-class CommittedTranscript(Protocol):
-    """A's committed transcript: answers any batch of positions."""
-
-    def entries(self, positions: IntArray) -> Any:
-        """Values at ``positions``."""
-
-
 class TranscriptAccess:
-    """Reads of A's committed transcript, logged per party and checked for consistency."""
+    """Reads of A's committed transcript, logged per party and checked for consistency.
 
-    def __init__(
-        self, committed: CommittedTranscript, machine: TranscriptMachine, timeout: float | None
-    ) -> None:
-        self._committed = committed
-        self._machine = machine
-        self._timeout = timeout
+    Every read is a call into A (an independent copy: it is given only the positions);
+    its answer is copied into a read-only ``int64`` array V owns before any check.
+    """
+
+    def __init__(self, d: Debate, ctx_a: GameContext, machine: TranscriptMachine) -> None:
+        self._d, self._ctx_a, self._machine = d, ctx_a, machine
         self._seen_pos = np.zeros(0, dtype=np.int64)  # sorted positions answered so far
         self._seen_val = np.zeros(0, dtype=np.int64)
         self.reads: dict[str, int] = {"B": 0, "V": 0}
+        self.open = True
 
     def reader(self, party: str) -> Reader:
-        """A read function for one party."""
-        return lambda positions: self.read(party, positions)
+        """A read function for one party (it works only while that party's move lasts)."""
 
-    def read(self, party: str, positions: Any) -> IntArray:
-        """Ask A (an independent copy) for ``positions``; count and log the answers."""
-        pos = np.asarray(positions, dtype=np.int64).reshape(-1)
-        if pos.size and (pos.min() < 0 or pos.max() >= self._machine.length):
-            raise Forfeit(party, f"asked for positions outside [0, {self._machine.length})")
-        raw = safe_call("A", "entries", self._committed.entries, pos, timeout=self._timeout)
-        try:
-            vals = np.asarray(raw)
-            ok = vals.shape == pos.shape and np.issubdtype(vals.dtype, np.integer)
-        except Exception:  # pragma: no cover - defensive
-            ok = False
-        if not ok:
-            raise Forfeit("A", f"sent malformed entries for {pos.size} positions: {raw!r:.80}")
-        vals = vals.astype(np.int64)
-        bad = (vals < 0) | (vals >= self._machine.alphabet)
+        def read(positions: Any) -> IntArray:
+            if not self.open:
+                raise ProtocolError("this debate's reads are closed")
+            try:
+                pos = as_positions(positions, "positions")
+            except Malformed as exc:
+                self._d.forfeit(party, f"asked to read malformed positions: {exc.reason}")
+            return self.read(party, pos).copy()
+
+        return read
+
+    def read(self, party: str, pos: IntArray) -> IntArray:
+        """Ask A (an independent copy) for ``pos``; count and log the answers."""
+        d, m = self._d, self._machine
+        if pos.size and (pos.min() < 0 or pos.max() >= m.length):
+            d.forfeit(party, f"asked for positions outside [0, {m.length})")
+        shown = pos.copy()
+
+        def entries(raw: object) -> IntArray:
+            return as_int_array(raw, pos.shape, f"answer for {pos.size} positions")
+
+        vals: IntArray = d.parties["A"].call(
+            "entries", "entries", self._ctx_a, shown, parse=entries
+        )
+        bad = (vals < 0) | (vals >= m.alphabet)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise Forfeit(
+            d.forfeit(
                 "A",
-                f"entry {int(pos[i])} = {int(vals[i])} is outside the alphabet "
-                f"0..{self._machine.alphabet - 1}",
+                f"entry {int(pos[i])} = {int(vals[i])} is outside the alphabet 0..{m.alphabet - 1}",
             )
         self.reads[party] += int(pos.size)
         self._log(pos, vals)
@@ -101,12 +97,13 @@ class TranscriptAccess:
 
     def _log(self, pos: IntArray, vals: IntArray) -> None:
         """Record answers; two different answers for one position make A forfeit."""
+        d = self._d
         uniq, first, inverse = np.unique(pos, return_index=True, return_inverse=True)
         clash = np.flatnonzero(vals != vals[first][inverse])
         if clash.size:
             i = int(clash[0])
             p, v = int(pos[i]), int(vals[first][inverse][i])
-            raise Forfeit("A", f"gave entry {p} as {v} and as {int(vals[i])} in one answer")
+            d.forfeit("A", f"gave entry {p} as {v} and as {int(vals[i])} in one answer")
         uvals = vals[first]
         idx = np.searchsorted(self._seen_pos, uniq)
         known = idx < self._seen_pos.size
@@ -116,7 +113,7 @@ class TranscriptAccess:
         if differ.size:
             j = int(differ[0])
             p = int(uniq[known][j])
-            raise Forfeit(
+            d.forfeit(
                 "A",
                 f"gave entry {p} as {int(prev[j])} and as {int(uvals[known][j])} "
                 "to independent copies",
@@ -128,20 +125,29 @@ class TranscriptAccess:
             self._seen_val = np.concatenate([self._seen_val, uvals[~known]])[order]
 
 
-class CrossExaminationA(Player):
-    """Interface of prover A in cross-examination."""
+class CrossExaminationA(Protocol):
+    """Prover A's role: commit to a transcript, then answer reads of it.
 
-    def commit(self, ctx: GameContext) -> CommittedTranscript:
-        """Return the committed transcript."""
-        raise NotImplementedError
+    ``commit`` is called once, before anyone reads; its return value is ignored.  Each
+    ``entries`` call is a question to an independent copy of A: it sees only the positions,
+    and two different answers for one position lose.
+    """
+
+    def commit(self, ctx: GameContext) -> object:
+        """Fix the transcript A answers from."""
+        ...
+
+    def entries(self, ctx: GameContext, positions: IntArray) -> object:
+        """The committed values at ``positions`` (integers, one per position)."""
+        ...
 
 
-class CrossExaminationB(Player):
-    """Interface of prover B in cross-examination."""
+class CrossExaminationB(Protocol):
+    """Prover B's role: the position it disputes (it may question A first)."""
 
     def challenge(self, ctx: GameContext, read: Reader) -> int:
         """Return the position B disputes; ``read(positions)`` questions A."""
-        raise NotImplementedError
+        ...
 
 
 def cross_examine(
@@ -151,7 +157,6 @@ def cross_examine(
     ctx_a: GameContext,
     ctx_b: GameContext,
     *,
-    timeout: float | None = None,
     input_bits: int = 8,
 ) -> Outcome:
     """Steps 1-3 of Figure 4 on ``machine`` within debate ``d``; return the closed record.
@@ -160,38 +165,36 @@ def cross_examine(
     their own :class:`Debate` and contexts.  ``input_bits`` is what V pays for each input
     symbol the checked step reads.  Forfeits are caught and decide the verdict.
     """
-    access: TranscriptAccess | None = None
+    access = TranscriptAccess(d, ctx_a, machine)
     v_steps = v_bits = 0
     out = machine.output_position
     try:
-        committed = safe_call(
-            "A", "commit", lambda: getattr(d.prover_a, "commit")(ctx_a), timeout=timeout
-        )
-        access = TranscriptAccess(committed, machine, timeout)
-        a_out = int(access.read("V", [out])[0])
+        d.parties["A"].call("commit", "commit", ctx_a)
+        a_out = int(access.read("V", np.array([out], dtype=np.int64))[0])
         v_bits += machine.entry_bits()
         d.say(0, "A", "commit", {"output": a_out})
         if a_out != claim:
-            raise Forfeit("A", f"A's transcript ends in {a_out}, not in its claim {claim}")
-        read_b = access.reader("B")
-        t = safe_call(
-            "B",
-            "challenge",
-            lambda: getattr(d.prover_b, "challenge")(ctx_b, read_b),
-            timeout=timeout,
-        )
-        if (
-            isinstance(t, (bool, np.bool_))
-            or not isinstance(t, (int, np.integer))
-            or not 0 <= t < machine.length
-        ):
-            raise Forfeit("B", f"challenged {t!r}, not a position in [0, {machine.length})")
-        t = int(t)
+            d.forfeit("A", f"A's transcript ends in {a_out}, not in its claim {claim}")
+
+        def position(raw: object) -> int:
+            t = as_int(raw, "challenge")
+            if not 0 <= t < machine.length:
+                raise Malformed(f"challenged {t}, not a position in [0, {machine.length})")
+            return t
+
+        try:
+            t = d.parties["B"].call(
+                "challenge", "challenge", ctx_b, access.reader("B"), parse=position
+            )
+        finally:
+            access.open = False
         d.say(0, "B", "challenge", t)
         rel = machine.checked_relevant(t)
         read_pos = [p for p in (*rel, t) if p != out]
-        vals = access.read("V", read_pos) if read_pos else np.zeros(0, np.int64)
-        known = dict(zip(read_pos, vals.tolist(), strict=True)) | {out: a_out}
+        vals: list[int] = (
+            access.read("V", np.array(read_pos, dtype=np.int64)).tolist() if read_pos else []
+        )
+        known = dict(zip(read_pos, vals, strict=True)) | {out: a_out}
         v_bits += len(read_pos) * machine.entry_bits()
         v_bits += input_bits * len(machine.input_positions(t))
         inputs = [known[p] for p in rel]
@@ -209,10 +212,8 @@ def cross_examine(
             verdict, reason = 1, f"step {t} checks out ({expected})"
         else:
             verdict, reason = 0, f"step {t} is wrong: A wrote {known[t]}, it should be {expected}"
-    except Forfeit as f:
-        verdict = 0 if f.party == "A" else 1
-        reason = f"{f.party} loses: {f.reason}"
-    reads = access.reads if access is not None else {"B": 0, "V": 0}
+    except Forfeit:
+        verdict, reason = d.loss()
     return d.outcome(
         machine.name,
         int(getattr(machine, "steps", machine.length)),
@@ -220,19 +221,19 @@ def cross_examine(
         verdict,
         reason,
         rounds=1,
-        reads=reads["V"],
+        reads=access.reads["V"],
         unit="entries",
         bits=v_bits,
         verifier_steps=v_steps,
-        b_reads=reads["B"],
+        b_reads=access.reads["B"],
     )
 
 
 def play_cross_examination(
     machine: TranscriptMachine,
     claim: int,
-    prover_a: Player,
-    prover_b: Player,
+    prover_a: object,
+    prover_b: object,
     *,
     oracle: Oracle | None = None,
     seed: int | None = 0,
@@ -253,11 +254,19 @@ def play_cross_examination(
     """
     if claim not in (0, 1):
         raise ProtocolError(f"claim must be 0 or 1, got {claim!r}")
-    d = Debate(NAME, prover_a, prover_b, oracle, seed)
+    d = Debate(NAME, prover_a, prover_b, oracle, seed, timeout)
     steps = int(getattr(machine, "steps", machine.length))
     ctx_a = d.context("A", machine, steps, claim, progress)
     ctx_b = d.context("B", machine, steps, claim, progress)
-    return cross_examine(d, machine, claim, ctx_a, ctx_b, timeout=timeout)
+    return cross_examine(d, machine, claim, ctx_a, ctx_b)
+
+
+def _run(inst: Instance, claim: int, a: object, b: object, opts: Options) -> Outcome:
+    refuse_params(opts, NAME)
+    return play_cross_examination(
+        inst.target, claim, a, b, oracle=inst.oracle, seed=opts.seed, timeout=opts.timeout,
+        progress=opts.progress,
+    )  # fmt: skip
 
 
 INFO = register_protocol(
@@ -270,5 +279,12 @@ INFO = register_protocol(
         soundness=0.0,
         verifier_cost="reads |I(t)| + 2 entries (a constant); at most 1 oracle query",
         play=play_cross_examination,
+        defaults=Defaults("bb5"),
+        run=_run,
+        messages={
+            "commit": "V -> A: commit to a transcript (the reply is ignored)",
+            "entries": "V or B -> A: positions (int64 array); A -> V: the values (int array)",
+            "challenge": "B -> V: a position (int); B may send reads first",
+        },
     )
 )

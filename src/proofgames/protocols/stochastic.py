@@ -40,173 +40,94 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._errors import ProtocolError
 from .._oracle import PARTIES, Oracle, OracleLedger
-from .._registry import Player
 from .._transcript import IntArray
 from ..stochastic.machine import FloatArray, StochasticMachine
 from ..stochastic.params import EXTERNAL, StochasticParams
-from ._catalog import ProtocolInfo, register_protocol
-from ._common import Debate, Outcome, spawn_rngs
+from ..wire import as_bool_array, as_float_array
+from ._batch import Batch, BatchResult
+from ._catalog import Defaults, Instance, Options, ProtocolInfo, register_protocol
+from ._common import Debate, Outcome, player_spec, spawn_rngs
+from ._lockstep import (
+    PER_SAMPLE_LIMIT,
+    ForfeitLog,
+    LockstepParty,
+    Round,
+    Sampler,
+    own_copy,
+)
 
 NAME = "stochastic"
 SAMPLING = ("binomial", "per-sample", "oracle")
 BoolArray = NDArray[np.bool_]
+__all__ = ["Batch", "BatchResult", "Round", "StochasticA", "StochasticB", "play_stochastic",
+           "play_stochastic_batch"]  # fmt: skip
 
 
-@dataclass
-class Round:
-    """What the strategies see in round ``t`` (for the debates still running).
+class StochasticA(Protocol):
+    """Prover A's role: a probability per running debate, and a share of the shared coin.
 
-    Attributes:
-        t: the round (= step of M).
-        rows: indices of the running debates.
-        values: A's relevant bits ``a_I(t)`` for each, shape ``(n, |I(t)|)``.
-        is_query: whether step t queries the oracle.
-        p: the true conditional probability P[y_t = 1 | a_I(t)] (what samples are drawn from).
-        params: the protocol's parameters.
-        claim: the output A asserts.
-        machine: the machine.
+    Both moves are vectors over the running debates (``r.n`` numbers), copied by V before
+    use; a value outside [0, 1] (a coin share outside [0, 1)) loses that debate.
     """
 
-    t: int
-    rows: IntArray
-    values: IntArray
-    is_query: bool
-    p: FloatArray
-    params: StochasticParams
-    claim: int
-    machine: StochasticMachine
-    _sample: Callable[[str, int], FloatArray] = field(repr=False)
-    _bits: NDArray[np.int8] = field(repr=False, default_factory=lambda: np.zeros((0, 0), np.int8))
-
-    @property
-    def prefix(self) -> IntArray:
-        """All of A's bits so far for the running debates, shape ``(n, t)`` (a copy)."""
-        return np.asarray(self._bits[self.rows, : self.t], dtype=np.int64)
-
-    @property
-    def n(self) -> int:
-        """Number of running debates."""
-        return int(self.rows.size)
-
-    def estimate(self, party: str, samples: int) -> FloatArray:
-        """``party``'s estimate of p from ``samples`` samples (exact, free, if deterministic)."""
-        return self._sample(party, samples)
-
-
-class StochasticA(Player):
-    """Prover A's interface: a probability per round and a coin share."""
-
-    def announce(self, r: Round, rng: np.random.Generator) -> FloatArray:
+    def announce(self, r: Round, rng: np.random.Generator) -> object:
         """A's claimed p_t for each running debate."""
-        raise NotImplementedError
+        ...
 
-    def coin(self, r: Round, rng: np.random.Generator) -> FloatArray:
-        """A's share z_A in [0, 1) of the shared coin (honest: uniform)."""
+    def coin(self, r: Round, rng: np.random.Generator) -> object:
+        """A's share z_A in [0, 1) of the shared coin (paper coin only; honest: uniform)."""
         return rng.random(r.n)
 
 
-class StochasticB(Player):
-    """Prover B's interface: a coin share and the decision to abort."""
+class StochasticB(Protocol):
+    """Prover B's role: a share of the shared coin, and whether to abort each debate."""
 
-    def coin(self, r: Round, rng: np.random.Generator) -> FloatArray:
-        """B's share z_B in [0, 1) of the shared coin (honest: uniform)."""
+    def coin(self, r: Round, rng: np.random.Generator) -> object:
+        """B's share z_B in [0, 1) of the shared coin (paper coin only; honest: uniform)."""
         return rng.random(r.n)
 
     def abort(
         self, r: Round, rng: np.random.Generator, announced: FloatArray, bits: IntArray | None
-    ) -> BoolArray:
-        """Whether B aborts each debate (``bits`` is None when B moves before the coin)."""
-        raise NotImplementedError
+    ) -> object:
+        """Whether B aborts each debate, as booleans (``bits`` is None before the coin)."""
+        ...
 
 
-@dataclass(frozen=True)
-class BatchResult:
-    """The outcome of many debates run together.
-
-    Attributes:
-        verdicts: 1 where V accepted A's claim.
-        abort_rounds: the round B aborted in, or -1.
-        samples: per party, the oracle samples each debate called for.
-        oracle_calls: per party, real oracle calls made (0 when sampling from known p).
-        forfeits: reasons a party lost debates by misbehaving.
-        params: the parameters used.
-        seconds: wall time.
-    """
-
-    verdicts: IntArray
-    abort_rounds: IntArray
-    samples: dict[str, IntArray]
-    oracle_calls: dict[str, int]
-    forfeits: tuple[str, ...]
-    params: StochasticParams
-    rounds_played: int
-    seconds: float = field(default=0.0, compare=False)
-
-    @property
-    def debates(self) -> int:
-        """Number of debates."""
-        return int(self.verdicts.size)
-
-    @property
-    def acceptance(self) -> float:
-        """Fraction of debates in which V accepted A's claim."""
-        return float(self.verdicts.mean()) if self.verdicts.size else 0.0
-
-
-def _estimator(
-    machine: StochasticMachine,
-    sampling: str,
-    ledger: OracleLedger,
-    budget: int | None,
-) -> Callable[..., FloatArray]:
-    def estimate(
-        party: str, t: int, values: IntArray, p: FloatArray, samples: int, rng: np.random.Generator
-    ) -> FloatArray:
-        if sampling == "binomial":
-            return rng.binomial(samples, p) / samples
-        if sampling == "per-sample":
-            if samples * p.size > 50_000_000:
-                raise ProtocolError(
-                    f"per-sample drawing of {samples} x {p.size} samples is too big"
-                )
-            return np.asarray((rng.random((p.size, samples)) < p[:, None]).mean(axis=1), np.float64)
-        view = ledger.view(party)
-        if budget is not None and view.queries + samples * p.size > budget:
-            raise ProtocolError(
-                f"{party} would exceed the oracle budget of {budget} calls "
-                f"({view.queries} made, {samples * p.size} more needed)"
-            )
-        total = np.zeros(p.size)
-        for _ in range(samples):
-            total += machine.step_batch(t, values, view, rng)
-        return total / samples
-
-    return estimate
-
-
-def _probabilities(x: object, n: int) -> FloatArray | None:
-    try:
-        arr = np.asarray(x, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        return None
-    return arr if arr.shape == (n,) else None
+def _check(
+    machine: StochasticMachine, params: StochasticParams, claim: int, debates: int, how: str
+) -> None:
+    """Refuse bad arguments and runs over the simulator's limits, before any play."""
+    if claim not in (0, 1):
+        raise ProtocolError(f"claim must be 0 or 1, got {claim!r}")
+    if how not in SAMPLING:
+        raise ProtocolError(f"sampling must be one of {SAMPLING}, got {how!r}")
+    if params.steps != machine.length:
+        raise ProtocolError(f"params are for T = {params.steps}; the machine has {machine.length}")
+    if type(debates) is not int or debates <= 0:
+        raise ProtocolError(f"debates must be a positive integer, got {debates!r}")
+    most = max(params.a_samples, params.b_samples, params.v_samples) * debates
+    if how == "per-sample" and most > PER_SAMPLE_LIMIT:
+        raise ProtocolError(
+            f"per-sample drawing needs up to {most:,} samples in one round, over the limit of "
+            f"{PER_SAMPLE_LIMIT:,}; use sampling='binomial' (the same distribution) or fewer "
+            "debates"
+        )
 
 
 def play_stochastic_batch(
     machine: StochasticMachine,
     params: StochasticParams,
     claim: int,
-    prover_a: Player,
-    prover_b: Player,
+    prover_a: object,
+    prover_b: object,
     *,
     debates: int = 1,
     seed: int | None = 0,
@@ -214,209 +135,163 @@ def play_stochastic_batch(
     oracle: Oracle | None = None,
     budget: int | None = None,
     record: list[dict[str, Any]] | None = None,
-) -> BatchResult:
+    timeout: float | None = None,
+) -> Batch:
     """Run ``debates`` independent debates in lockstep.
 
     Args:
         machine: the stochastic machine.
         params: protocol constants (:func:`~proofgames.stochastic.paper_params`, ...).
         claim: the output A asserts has probability >= 2/3.
-        prover_a, prover_b: registered stochastic strategies.
+        prover_a, prover_b: stochastic players (registered or any object with the role).
         debates: how many debates.
-        seed: root seed; A, B, V and the sampler get independent streams.
+        seed: root seed; A, B and V get independent move and sampling streams.
         sampling: ``"binomial"``, ``"per-sample"`` or ``"oracle"`` (real calls to ``oracle``).
         oracle: the oracle for ``sampling="oracle"``.
         budget: the most oracle calls each party may make in ``"oracle"`` mode.
         record: if a list, per-round messages of debate 0 are appended to it.
+        timeout: seconds allowed per party call (checked when it returns).
     """
-    if claim not in (0, 1):
-        raise ProtocolError(f"claim must be 0 or 1, got {claim!r}")
-    if sampling not in SAMPLING:
-        raise ProtocolError(f"sampling must be one of {SAMPLING}, got {sampling!r}")
+    _check(machine, params, claim, debates, sampling)
     if sampling == "oracle" and oracle is None:
         raise ProtocolError("sampling='oracle' needs an oracle")
-    if params.steps != machine.length:
-        raise ProtocolError(f"params are for T = {params.steps}; the machine has {machine.length}")
-    if debates <= 0:
-        raise ProtocolError(f"debates must be positive, got {debates}")
     start = time.perf_counter()
-    ledger = OracleLedger(oracle)
-    rng = dict(zip((*PARTIES, "S"), spawn_rngs(seed, 4), strict=True))
-    sample = _estimator(machine, sampling, ledger, budget)
+    rng = dict(zip(("A", "B", "V", "SA", "SB", "SV"), spawn_rngs(seed, 6), strict=True))
     n, steps = debates, machine.length
+    counts = {party: np.zeros(n, dtype=np.int64) for party in PARTIES}
+    ledgers = {"V": OracleLedger(oracle)} | {p: OracleLedger(own_copy(oracle)) for p in ("A", "B")}
+
+    def party(name: str, player: object) -> LockstepParty:
+        m = own_copy(machine)
+        view = ledgers[name].view(name)
+        sampler = Sampler(m, sampling, rng["S" + name], counts[name], view, budget)
+        return LockstepParty(name, player, m, own_copy(params), sampler, timeout)
+
+    pa, pb = party("A", prover_a), party("B", prover_b)
+    v_sampler = Sampler(machine, sampling, rng["SV"], counts["V"], ledgers["V"].view("V"), budget)
+    pa.start(n)
+    pb.start(n)
     bits = np.zeros((n, steps), dtype=np.int8)
     verdicts = np.zeros(n, dtype=np.int64)
     aborts = np.full(n, -1, dtype=np.int64)
-    counts = {party: np.zeros(n, dtype=np.int64) for party in PARTIES}
-    forfeits: list[str] = []
+    log = ForfeitLog(n)
     active = np.arange(n)
     t = 0
     for t in range(steps):
         if active.size == 0:
             break
         rel = np.asarray(machine.relevant(t), dtype=np.int64)
-        values = (
-            bits[np.ix_(active, rel)].astype(np.int64)
-            if rel.size
-            else np.zeros((active.size, 0), np.int64)
-        )
+        values = bits[np.ix_(active, rel)].astype(np.int64)
         p = machine.probability_batch(t, values)
-        query = machine.is_query(t)
-
-        def draw(
-            party: str,
-            k: int,
-            rows: IntArray = active,
-            vals: IntArray = values,
-            probs: FloatArray = p,
-            tt: int = t,
-            q: bool = query,
-        ) -> FloatArray:
-            if not q:
-                return probs.copy()
-            coin = machine.internal_batch(tt, vals)  # internal coins: known to everyone
-            if coin.all():
-                return probs.copy()
-            if not coin.any():
-                counts[party][rows] += k
-                return sample(party, tt, vals, probs, k, rng["S"])
-            out = probs.copy()
-            counts[party][rows[~coin]] += k
-            out[~coin] = sample(party, tt, vals[~coin], probs[~coin], k, rng["S"])
-            return out
-
-        r = Round(t, active, values, query, p, params, claim, machine, draw, bits)
-        announced = _call_vector(
-            "A", getattr(prover_a, "announce", None), (r, rng["A"]), r.n, forfeits, check_unit=True
-        )
-        bad_a = np.isnan(announced)
-        if params.coin == EXTERNAL:
-            stop, bad_b = _abort(prover_b, r, rng["B"], np.nan_to_num(announced), None, forfeits)
-            coin = rng["V"].random(r.n)
-            a_t = (coin < np.clip(np.nan_to_num(announced), 0, 1)).astype(np.int64)
-        else:
-            z_a = _call_vector(
-                "A",
-                getattr(prover_a, "coin", None),
-                (r, rng["A"]),
-                r.n,
-                forfeits,
-                True,
-                unit_open=True,
-            )
-            z_b = _call_vector(
-                "B",
-                getattr(prover_b, "coin", None),
-                (r, rng["B"]),
-                r.n,
-                forfeits,
-                True,
-                unit_open=True,
-            )
-            bad_a |= np.isnan(z_a)
-            z = np.mod(np.nan_to_num(z_a) + np.nan_to_num(z_b), 1.0)
-            a_t = (z < np.nan_to_num(announced)).astype(np.int64)
-            stop, bad_b = _abort(prover_b, r, rng["B"], np.nan_to_num(announced), a_t, forfeits)
-            bad_b |= np.isnan(z_b)
+        a_t, ann, stop = _moves(pa, pb, log, active, t, values, p, claim, params, rng)
         bits[active, t] = a_t
-        bad_b &= ~bad_a  # a party that misbehaves loses; A's fault is examined first
-        verdicts[active[bad_a]] = 0
-        verdicts[active[bad_b]] = 1
-        checked = stop & ~bad_a & ~bad_b
+        pa.reveal(active, t, a_t)
+        pb.reveal(active, t, a_t)
+        lost = log.by[active] != ""
+        verdicts[active[lost]] = (log.by[active[lost]] == "B").astype(np.int64)
+        checked = stop & ~lost
         if checked.any():
-            rows = active[checked]
-            v_est = draw("V", params.v_samples, rows, values[checked], p[checked])
-            gap = np.abs(v_est - announced[checked])
+            v_sampler.bind(t, active, values, p)
+            v_est = v_sampler(params.v_samples, subset=checked)
+            gap = np.abs(v_est - ann[checked])
             close = gap < params.v_threshold
             strict = params.exact_step_tolerance()
             if strict is not None:  # known-probability rows must match exactly
-                known = (not query) | machine.internal_batch(t, values[checked])
+                known = (not machine.is_query(t)) | machine.internal_batch(t, values[checked])
                 close = np.where(known, gap <= strict, close)
-            verdicts[rows] = close.astype(np.int64)
-            aborts[rows] = t
-        done = bad_a | bad_b | checked
+            verdicts[active[checked]] = close.astype(np.int64)
+            aborts[active[checked]] = t
         if record is not None and active.size and active[0] == 0:
             record.append(
                 {
                     "round": t,
-                    "announced": float(announced[0]),
+                    "announced": float(ann[0]),
                     "bit": int(a_t[0]),
                     "abort": bool(stop[0]),
                     "true_p": float(p[0]),
                 }
             )
-        active = active[~done]
+        active = active[~(lost | checked)]
     verdicts[active] = (bits[active, steps - 1] == claim).astype(np.int64)
-    return BatchResult(
+    return Batch(
+        NAME,
+        machine.name,
+        claim,
         verdicts,
-        aborts,
+        log.by,
+        log.counts(),
         counts,
-        ledger.counts(),
-        tuple(forfeits),
-        params,
+        {p: ledger.counts()[p] for p, ledger in ledgers.items()},
+        aborts,
         t + 1,
-        time.perf_counter() - start,
+        player_spec(prover_a, NAME, "A"),
+        player_spec(prover_b, NAME, "B"),
+        seed,
+        params,
+        seconds=time.perf_counter() - start,
     )
 
 
-def _call_vector(
-    party: str,
-    fn: Callable[..., object] | None,
-    args: tuple[Any, ...],
-    n: int,
-    forfeits: list[str],
-    check_unit: bool,
-    unit_open: bool = False,
-) -> FloatArray:
-    """A strategy's vector output; NaN marks debates where it was missing or malformed."""
-    try:
-        if fn is None:
-            raise TypeError("the strategy lacks this move")
-        out = _probabilities(fn(*args), n)
-    except Exception as exc:  # a strategy's bug loses its debates, never crashes the run
-        forfeits.append(f"{party} raised {type(exc).__name__}: {exc}")
-        return np.full(n, np.nan)
-    if out is None:
-        forfeits.append(f"{party} sent a malformed vector (expected {n} numbers)")
-        return np.full(n, np.nan)
-    hi_ok = out < 1 if unit_open else out <= 1
-    bad = ~((out >= 0) & hi_ok) if check_unit else np.zeros(n, dtype=bool)
-    if bad.any():
-        forfeits.append(f"{party} sent {int(bad.sum())} value(s) outside [0, 1]")
-        out = np.where(bad, np.nan, out)
-    return out
+def _moves(
+    pa: LockstepParty,
+    pb: LockstepParty,
+    log: ForfeitLog,
+    active: IntArray,
+    t: int,
+    values: IntArray,
+    p: FloatArray,
+    claim: int,
+    params: StochasticParams,
+    rng: dict[str, np.random.Generator],
+) -> tuple[IntArray, FloatArray, BoolArray]:
+    """One round's moves: A's bits, its announcements and B's aborts (forfeits logged)."""
+    n = active.size
+    ra, rb = pa.round(t, active, values, p, claim), pb.round(t, active, values, p, claim)
 
+    def unit(raw: object) -> FloatArray:
+        return as_float_array(raw, n, "vector")
 
-def _abort(
-    prover_b: Player,
-    r: Round,
-    rng: np.random.Generator,
-    announced: FloatArray,
-    bits: IntArray | None,
-    forfeits: list[str],
-) -> tuple[BoolArray, BoolArray]:
-    """B's abort decisions, and where B failed to decide (B then loses those debates)."""
-    try:
-        out = np.asarray(getattr(prover_b, "abort")(r, rng, announced, bits))
-        if out.shape != (r.n,) or out.dtype != np.bool_:
-            raise TypeError(f"expected {r.n} booleans, got {out.dtype} of shape {out.shape}")
-        return out, np.zeros(r.n, dtype=bool)
-    except Exception as exc:
-        forfeits.append(f"B's abort decision failed ({type(exc).__name__}: {exc})")
-        return np.zeros(r.n, dtype=bool), np.ones(r.n, dtype=bool)
+    def flags(raw: object) -> BoolArray:
+        return as_bool_array(raw, n, "abort decision")
+
+    ann = pa.call(log, active, "announcement", "announce", (ra, rng["A"]), unit)
+    ann = np.full(n, np.nan) if ann is None else ann
+    bad = ~((ann >= 0) & (ann <= 1))
+    log.record("A", "announced a probability outside [0, 1]", active[bad])
+    ann = np.where(bad, 0.0, ann)
+    shown = ann.copy()
+    shown.setflags(write=False)
+    if params.coin == EXTERNAL:
+        stop = pb.call(log, active, "abort decision", "abort", (rb, rng["B"], shown, None), flags)
+        a_t = (rng["V"].random(n) < ann).astype(np.int64)
+    else:
+        z = np.zeros(n)
+        for pl, r in ((pa, ra), (pb, rb)):  # each share is committed blind to the other's
+            share = pl.call(log, active, "coin share", "coin", (r, rng[pl.name]), unit)
+            share = np.full(n, np.nan) if share is None else share
+            bad = ~((share >= 0) & (share < 1))
+            log.record(pl.name, "sent a coin share outside [0, 1)", active[bad])
+            z += np.where(bad, 0.0, share)
+        a_t = (np.mod(z, 1.0) < ann).astype(np.int64)
+        seen = a_t.copy()
+        seen.setflags(write=False)
+        stop = pb.call(log, active, "abort decision", "abort", (rb, rng["B"], shown, seen), flags)
+    stop = np.zeros(n, dtype=np.bool_) if stop is None else np.asarray(stop)
+    return a_t, ann, stop
 
 
 def play_stochastic(
     machine: StochasticMachine,
     params: StochasticParams,
     claim: int,
-    prover_a: Player,
-    prover_b: Player,
+    prover_a: object,
+    prover_b: object,
     *,
     seed: int | None = 0,
     sampling: str = "binomial",
     oracle: Oracle | None = None,
     budget: int | None = None,
+    timeout: float | None = None,
 ) -> Outcome:
     """Play one debate and return its full record (messages, samples per party).
 
@@ -427,18 +302,9 @@ def play_stochastic(
     """
     rounds: list[dict[str, Any]] = []
     res = play_stochastic_batch(
-        machine,
-        params,
-        claim,
-        prover_a,
-        prover_b,
-        debates=1,
-        seed=seed,
-        sampling=sampling,
-        oracle=oracle,
-        budget=budget,
-        record=rounds,
-    )
+        machine, params, claim, prover_a, prover_b, debates=1, seed=seed, sampling=sampling,
+        oracle=oracle, budget=budget, record=rounds, timeout=timeout,
+    )  # fmt: skip
     d = Debate(NAME, prover_a, prover_b, oracle, seed)
     for item in rounds:
         d.say(item["round"], "A", "announce", item["announced"])
@@ -446,8 +312,10 @@ def play_stochastic(
         d.say(item["round"], "B", "abort" if item["abort"] else "continue", item["true_p"])
     abort = int(res.abort_rounds[0])
     verdict = int(res.verdicts[0])
-    if res.forfeits:
-        reason = "; ".join(res.forfeits)
+    loser = str(res.forfeited_by[0])
+    if loser:
+        d.blame(loser, res.forfeits[0].reason)
+        reason = f"{loser} loses: {res.forfeits[0].reason}"
     elif abort >= 0:
         reason = (
             f"B aborted in round {abort}; V's own estimate "
@@ -476,7 +344,40 @@ def play_stochastic(
         prover_queries={"A": samples["A"], "B": samples["B"]},
         prover_steps={"A": res.rounds_played, "B": res.rounds_played},
     )
-    return replace(out, costs=costs)
+    details = {"params": params.to_dict(), "abort_round": abort, "sampling": sampling}
+    return replace(out, costs=costs, details=details)
+
+
+def resolve_options_params(opts: Options, machine: StochasticMachine) -> StochasticParams:
+    """The parameters a harness run asked for (default: the paper's), for ``machine``."""
+    from ..stochastic.params import resolve_params
+
+    spec = "paper" if opts.params is None else opts.params
+    if isinstance(spec, StochasticParams):
+        return spec
+    if machine.lipschitz is None:
+        raise ProtocolError(f"{machine.name} has no known Lipschitz constant; give parameters")
+    return resolve_params(str(spec), machine.lipschitz, machine.length)
+
+
+def _run(inst: Instance, claim: int, a: object, b: object, opts: Options) -> Outcome:
+    m = inst.target
+    params = resolve_options_params(opts, m)
+    out = play_stochastic(
+        m, params, claim, a, b, seed=opts.seed, sampling=opts.sampling, timeout=opts.timeout
+    )
+    return replace(out, details=out.details | {"p_accept": inst.p_accept})
+
+
+def _run_batch(
+    inst: Instance, claim: int, a: object, b: object, opts: Options, debates: int
+) -> Batch:
+    m = inst.target
+    params = resolve_options_params(opts, m)
+    return play_stochastic_batch(
+        m, params, claim, a, b, debates=debates, seed=opts.seed, sampling=opts.sampling,
+        timeout=opts.timeout,
+    )  # fmt: skip
 
 
 INFO = register_protocol(
@@ -489,5 +390,15 @@ INFO = register_protocol(
         soundness=2 / 5,
         verifier_cost="reads |I(t)| + 1 entries; O(K^2) oracle samples (only on an abort)",
         play=play_stochastic,
+        defaults=Defaults(
+            "majority:n=5,p=0.8", liar_a="evade", disputer_b="abort-against", params="paper"
+        ),
+        run=_run,
+        run_batch=_run_batch,
+        messages={
+            "announce": "A -> V: r.n probabilities in [0, 1] (float array)",
+            "coin": "A and B -> V: r.n shares in [0, 1) (float array; paper coin only)",
+            "abort": "B -> V: r.n booleans (bool array)",
+        },
     )
 )

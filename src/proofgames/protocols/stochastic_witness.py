@@ -10,32 +10,41 @@ A (sending the best witness) is accepted w.p. >= 3/5 against any B; if every wit
 P[M(x, w) = 1] <= 1/3, honest B keeps acceptance <= 2/5 whatever witness A sends.
 
 Example:
-    >>> from proofgames.protocols.stochastic_witness import PanelChoice, play_stochastic_witness
+    >>> from proofgames.protocols.stochastic_witness import play_stochastic_witness
+    >>> from proofgames.stochastic.problems import PanelChoice
     >>> from proofgames.stochastic import lean_params
     >>> from proofgames.strategies import make_strategy
     >>> problem = PanelChoice((0.2, 0.9, 0.4))
     >>> res = play_stochastic_witness(problem, lean_params(problem.lipschitz, problem.steps),
     ...     make_strategy("stochastic-witness", "A", "honest"),
     ...     make_strategy("stochastic-witness", "B", "honest"), debates=2000, seed=0)
-    >>> bool(res.acceptance > 0.6), res.witnesses
+    >>> bool(res.acceptance > 0.6), res.details["witnesses"]
     (True, {'01': 2000})
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+import copy
+import time
+from dataclasses import replace
+from typing import Protocol
 
 import numpy as np
 
 from .._errors import ProtocolError
-from .._registry import Player
+from .._oracle import PARTIES
+from .._registry import make_strategy
 from ..stochastic.machine import StochasticMachine
-from ..stochastic.params import StochasticParams
-from ._catalog import ProtocolInfo, register_protocol
-from ._common import spawn_rngs
-from .stochastic import BatchResult, play_stochastic_batch
+from ..stochastic.params import StochasticParams, resolve_params
+from ..stochastic.problems import PanelChoice
+from ..wire import Malformed, as_bytes
+from ._batch import Batch
+from ._catalog import Defaults, Instance, Options, ProtocolInfo, register_protocol
+from ._common import Debate, Outcome, describe_exception, player_spec, spawn_rngs
+from ._lockstep import ForfeitLog
+from .stochastic import play_stochastic_batch
+
+__all__ = ["PanelChoice", "StochasticWitnessProblem", "fresh_player", "play_stochastic_witness"]
 
 NAME = "stochastic-witness"
 
@@ -69,130 +78,156 @@ class StochasticWitnessProblem(Protocol):
         """Every well-formed witness (the honest prover searches them)."""
 
 
-@dataclass(frozen=True)
-class PanelChoice:
-    """Is there an item a noisy panel approves?  Witness: the item's index (bits).
+def fresh_player(player: object, protocol: str, role: str) -> object:
+    """A new player like ``player``: rebuilt from its registered spec, else a deep copy.
 
-    M(x, w) asks the panel ``votes`` times about item w and takes the majority; item i is
-    approved by each vote with probability ``probabilities[i]``.
+    Each witness's debate gets its own, so nothing a player cached for one machine (say,
+    an optimal policy) is played on another.
     """
-
-    probabilities: tuple[float, ...]
-    votes: int = 3
-    name: str = "panel-choice"
-    witness_length: int = field(init=False)
-
-    def __post_init__(self) -> None:
-        if not self.probabilities:
-            raise ProtocolError("a panel-choice problem needs at least one item")
-        if any(not 0.0 <= p <= 1.0 for p in self.probabilities):
-            raise ProtocolError(f"item probabilities must lie in [0, 1]: {self.probabilities}")
-        width = max(1, math.ceil(math.log2(len(self.probabilities))))
-        object.__setattr__(self, "witness_length", width)
-
-    def _machine(self, i: int) -> StochasticMachine:
-        from ..stochastic.machines import make_stochastic_machine
-
-        return make_stochastic_machine(f"majority:n={self.votes},p={self.probabilities[i]}")
-
-    @property
-    def steps(self) -> int:
-        """T of M(x, w) (the same for every witness)."""
-        return self._machine(0).length
-
-    @property
-    def lipschitz(self) -> float:
-        """A Lipschitz constant valid for every witness (the largest)."""
-        items = range(len(self.probabilities))
-        return max(float(self._machine(i).lipschitz or 0.0) for i in items)
-
-    def validate_witness(self, w: object) -> bytes:
-        """Check length, bits and range."""
-        if not isinstance(w, (bytes, bytearray)) or len(w) != self.witness_length:
-            raise ValueError(f"a witness is {self.witness_length} bits, got {w!r:.40}")
-        if any(b not in (0, 1) for b in w):
-            raise ValueError("witness symbols must be bits")
-        if self._index(bytes(w)) >= len(self.probabilities):
-            raise ValueError(f"item {self._index(bytes(w))} does not exist")
-        return bytes(w)
-
-    def _index(self, w: bytes) -> int:
-        return int("".join(map(str, w)), 2)
-
-    def machine(self, w: bytes) -> StochasticMachine:
-        """Majority of the panel's votes on the witnessed item."""
-        return self._machine(self._index(w))
-
-    def candidates(self) -> list[bytes]:
-        """Every item's index."""
-        n = self.witness_length
-        return [bytes(int(c) for c in format(i, f"0{n}b")) for i in range(len(self.probabilities))]
-
-
-@dataclass(frozen=True)
-class WitnessBatch:
-    """Many stochastic debates with a witness: the merged result and witnesses sent."""
-
-    verdicts: np.ndarray
-    witnesses: dict[str, int]
-    forfeits: tuple[str, ...]
-    results: tuple[BatchResult, ...] = field(repr=False)
-
-    @property
-    def acceptance(self) -> float:
-        """Fraction of debates V accepted."""
-        return float(self.verdicts.mean())
+    spec = player_spec(player, protocol, role)
+    if not spec.name.startswith("custom:"):
+        return make_strategy(spec.protocol, spec.role, spec.name, **dict(spec.args))
+    return copy.deepcopy(player)
 
 
 def play_stochastic_witness(
     problem: StochasticWitnessProblem,
     params: StochasticParams,
-    prover_a: Player,
-    prover_b: Player,
+    prover_a: object,
+    prover_b: object,
     *,
     debates: int = 1,
     seed: int | None = 0,
-) -> WitnessBatch:
+    timeout: float | None = None,
+) -> Batch:
     """Run ``debates`` debates: A's witnesses first, then Figure 1 on each M(x, w).
 
-    Debates sharing a witness run in lockstep together.  A strategy whose ``witnesses``
-    raises, or sends a malformed witness, loses those debates (reasons recorded).
+    Debates sharing a witness run in lockstep together, each group with fresh players.
+    A strategy whose ``witnesses`` raises loses every debate; a malformed witness loses its
+    debate (reasons recorded in :attr:`Batch.forfeits`).
     """
     if params.steps != problem.steps:
         raise ProtocolError(f"params are for T = {params.steps}; M(x, w) has {problem.steps}")
+    if type(debates) is not int or debates <= 0:
+        raise ProtocolError(f"debates must be a positive integer, got {debates!r}")
+    start = time.perf_counter()
     rng_w, rng_debate = spawn_rngs(seed, 2)
-    forfeits: list[str] = []
+    log = ForfeitLog(debates)
     verdicts = np.zeros(debates, dtype=np.int64)
+    aborts = np.full(debates, -1, dtype=np.int64)
+    samples = {p: np.zeros(debates, dtype=np.int64) for p in PARTIES}
+    calls = dict.fromkeys(PARTIES, 0)
+    groups = _witness_groups(problem, prover_a, debates, rng_w, log, timeout)
+    seeds = np.random.SeedSequence(int(rng_debate.integers(2**63))).spawn(max(1, len(groups)))
+    played = 0
+    for (w, rows), s in zip(sorted(groups.items()), seeds, strict=False):
+        res = play_stochastic_batch(
+            problem.machine(w), params, 1,
+            fresh_player(prover_a, NAME, "A"), fresh_player(prover_b, NAME, "B"),
+            debates=len(rows), seed=int(s.generate_state(1)[0]), timeout=timeout,
+        )  # fmt: skip
+        idx = np.asarray(rows, dtype=np.int64)
+        verdicts[idx], aborts[idx] = res.verdicts, res.abort_rounds
+        for f in res.forfeits:
+            lost = idx[res.forfeited_by == f.party]
+            log.record(f.party, f.reason, lost)
+        for p in PARTIES:
+            samples[p][idx] = res.samples[p]
+            calls[p] += res.oracle_calls[p]
+        played = max(played, res.rounds_played)
+    lost_a = log.by == "A"
+    verdicts[lost_a] = 0
+    names = {"".join(map(str, w)): len(rows) for w, rows in groups.items()}
+    return Batch(
+        NAME, problem.name, 1, verdicts, log.by, log.counts(), samples, calls, aborts, played,
+        player_spec(prover_a, NAME, "A"), player_spec(prover_b, NAME, "B"), seed, params,
+        details={"witnesses": names}, seconds=time.perf_counter() - start,
+    )  # fmt: skip
+
+
+def _witness_groups(
+    problem: StochasticWitnessProblem,
+    prover_a: object,
+    debates: int,
+    rng: np.random.Generator,
+    log: ForfeitLog,
+    timeout: float | None,
+) -> dict[bytes, list[int]]:
+    """A's witnesses (one call, on A's own copy of the problem), grouped by witness."""
+    everything = np.arange(debates)
+    start = time.perf_counter()
     try:
-        sent: Any = getattr(prover_a, "witnesses")(problem, debates, rng_w)
+        sent = prover_a.witnesses(copy.deepcopy(problem), debates, rng)  # type: ignore[attr-defined]
+        if type(sent) not in (list, tuple):
+            raise Malformed(f"witnesses must be a list, got {type(sent).__name__}")
         sent = list(sent)
-        if len(sent) != debates:
-            raise ValueError(f"sent {len(sent)} witnesses for {debates} debates")
-    except Exception as exc:  # a strategy's failure loses, never crashes the run
-        return WitnessBatch(verdicts, {}, (f"A's witnesses failed: {exc}",), ())
+    except BaseException as exc:
+        log.record("A", f"witnesses raised {describe_exception(exc)}", everything)
+        return {}
+    if timeout is not None and time.perf_counter() - start > timeout:
+        log.record("A", "witnesses timed out", everything)
+        return {}
+    if len(sent) != debates:
+        log.record("A", f"sent {len(sent)} witnesses for {debates} debates", everything)
+        return {}
     groups: dict[bytes, list[int]] = {}
     for i, w in enumerate(sent):
         try:
-            groups.setdefault(problem.validate_witness(w), []).append(i)
-        except ValueError as exc:
-            forfeits.append(f"debate {i}: malformed witness ({exc})")
-    results = []
-    seeds = np.random.SeedSequence(int(rng_debate.integers(2**63))).spawn(max(1, len(groups)))
-    for (w, rows), s in zip(sorted(groups.items()), seeds, strict=False):
-        res = play_stochastic_batch(
-            problem.machine(w),
-            params,
-            1,
-            prover_a,
-            prover_b,
-            debates=len(rows),
-            seed=int(s.generate_state(1)[0]),
-        )
-        verdicts[rows] = res.verdicts
-        forfeits.extend(res.forfeits)
-        results.append(res)
-    names = {"".join(map(str, w)): len(rows) for w, rows in groups.items()}
-    return WitnessBatch(verdicts, names, tuple(forfeits), tuple(results))
+            checked = problem.validate_witness(as_bytes(w, "witness"))
+        except (Malformed, ValueError) as exc:
+            log.record("A", f"malformed witness ({exc})", np.array([i]))
+            continue
+        groups.setdefault(checked, []).append(i)
+    return groups
+
+
+def _params(opts: Options, problem: StochasticWitnessProblem) -> StochasticParams:
+    if isinstance(opts.params, StochasticParams):
+        return opts.params
+    spec = "paper" if opts.params is None else str(opts.params)
+    return resolve_params(spec, problem.lipschitz, problem.steps)
+
+
+def _run_batch(
+    inst: Instance, claim: int, a: object, b: object, opts: Options, debates: int
+) -> Batch:
+    if claim != 1:
+        raise ProtocolError("the stochastic witness protocol proves membership: the claim is 1")
+    problem = inst.target
+    return play_stochastic_witness(
+        problem, _params(opts, problem), a, b, debates=debates, seed=opts.seed,
+        timeout=opts.timeout,
+    )  # fmt: skip
+
+
+def _run(inst: Instance, claim: int, a: object, b: object, opts: Options) -> Outcome:
+    res = _run_batch(inst, claim, a, b, opts, 1)
+    d = Debate(NAME, a, b, None, opts.seed)
+    witness = next(iter(res.details["witnesses"]), None)
+    if witness is not None:
+        d.say(0, "A", "witness", witness)
+    verdict, abort, loser = int(res.verdicts[0]), int(res.abort_rounds[0]), str(res.forfeited_by[0])
+    if loser:
+        d.blame(loser, res.forfeits[0].reason)
+        reason = f"{loser} loses: {res.forfeits[0].reason}"
+    elif abort >= 0:
+        agree = "agrees" if verdict else "disagrees"
+        reason = f"B aborted in round {abort}; V's own estimate {agree} with A's announcement"
+    else:
+        reason = f"no abort: the last bit is {'the claim' if verdict else 'not the claim'}"
+    out = d.outcome(
+        inst.name, inst.steps, 1, verdict, reason, rounds=res.rounds_played,
+        reads=1 if abort < 0 else 2, unit="entries", bits=1, verifier_steps=int(abort >= 0),
+        b_reads=res.rounds_played,
+    )  # fmt: skip
+    costs = replace(
+        out.costs,
+        verifier_queries=int(res.samples["V"][0]),
+        prover_queries={p: int(res.samples[p][0]) for p in ("A", "B")},
+    )
+    details = {"witness": witness, "params": res.params.to_dict(), "abort_round": abort,
+               "best_item_p_accept": inst.p_accept}  # fmt: skip
+    return replace(out, costs=costs, details=details)
 
 
 INFO = register_protocol(
@@ -200,10 +235,21 @@ INFO = register_protocol(
         name=NAME,
         figure="Figure 2 (stochastic oracle: Figure 1 on M(x, w))",
         theorem="Theorem 7.2",
-        instance="stochastic",
+        instance="stochastic-witness",
         completeness=3 / 5,
         soundness=2 / 5,
         verifier_cost="the witness's format, then as Figure 1 on M(x, w)",
-        play=play_stochastic_witness,  # type: ignore[arg-type]
+        play=play_stochastic_witness,
+        defaults=Defaults(
+            "panel-choice:p=0.2;0.9;0.4", liar_a="random", disputer_b="honest", params="paper"
+        ),
+        run=_run,
+        run_batch=_run_batch,
+        messages={
+            "witnesses": "A -> V: one witness per debate (a list of bytes)",
+            "announce": "as stochastic, on M(x, w)",
+            "coin": "as stochastic, on M(x, w)",
+            "abort": "as stochastic, on M(x, w)",
+        },
     )
 )

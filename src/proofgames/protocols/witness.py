@@ -36,22 +36,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from .._errors import ProtocolError
 from .._oracle import Oracle
-from .._registry import Player
 from .._transcript import TranscriptMachine
-from ._catalog import ProtocolInfo, register_protocol
-from ._common import (
-    Debate,
-    Forfeit,
-    GameContext,
-    Outcome,
-    safe_call,
-)
+from ..wire import Malformed, as_bytes
+from ._catalog import Defaults, Instance, Options, ProtocolInfo, refuse_params, register_protocol
+from ._common import Debate, Forfeit, GameContext, Outcome
 from .cross_examination import CrossExaminationA, CrossExaminationB, cross_examine
 
 NAME = "witness"
@@ -90,33 +84,34 @@ class WitnessProblem(Protocol):
         """The best witness a heuristic search finds (for provers without a valid one)."""
 
 
-class WitnessA(CrossExaminationA):
-    """Interface of prover A: a witness, then a committed transcript of ``M(x, w)``.
+class WitnessA(CrossExaminationA, Protocol):
+    """Prover A's role: a witness, then cross-examination's commitment and reads on M(x, w).
 
-    :meth:`witness` sees a context whose ``machine`` is the problem; :meth:`commit` (as in
-    cross-examination) sees one whose ``machine`` is ``M(x, w)``.
+    :meth:`witness` sees a context whose ``machine`` is (a copy of) the problem; ``commit``
+    and ``entries`` see one whose ``machine`` is ``M(x, w)``.  The witness is sent as plain
+    data: ``bytes``, a ``bytearray`` or a list of ints.
     """
 
-    def witness(self, ctx: GameContext) -> bytes:
+    def witness(self, ctx: GameContext) -> object:
         """Return the claimed witness."""
-        raise NotImplementedError
+        ...
 
 
 WitnessB = CrossExaminationB  # B's part is cross-examination's: it names a step
 
 
-def render_witness(w: object) -> str:
-    """A witness as a message: ``"0110..."`` for bytes of digits, else a short repr."""
-    if isinstance(w, (bytes, bytearray)) and all(s < 10 for s in w):
+def render_witness(w: bytes) -> str:
+    """A witness as a message: ``"0110..."`` for digits, else its hex."""
+    if all(s < 10 for s in w):
         return "".join(map(str, w))
-    return repr(w)[:120]
+    return w.hex()[:240]
 
 
 def play_witness(
     problem: WitnessProblem,
     claim: int,
-    prover_a: Player,
-    prover_b: Player,
+    prover_a: object,
+    prover_b: object,
     *,
     oracle: Oracle | None = None,
     seed: int | None = 0,
@@ -148,23 +143,28 @@ def play_witness(
         raise ProtocolError(
             f"the witness protocol proves membership, so the claim must be 1: {why}"
         )
-    d = Debate(NAME, prover_a, prover_b, oracle, seed)
+    d = Debate(NAME, prover_a, prover_b, oracle, seed, timeout)
     ctx_a = d.context("A", problem, problem.steps, claim, progress)
-    try:
-        raw: Any = safe_call("A", "witness", lambda: _witness(prover_a, ctx_a), timeout=timeout)
-        d.say(0, "A", "witness", render_witness(raw))
+
+    def witness(raw: object) -> bytes:
+        w = as_bytes(raw, "witness")
         try:
-            w = problem.validate_witness(raw)
+            return problem.validate_witness(w)
         except ValueError as exc:
-            raise Forfeit("A", f"malformed witness: {exc}") from None
+            raise Malformed(str(exc)) from None
+
+    try:
+        w = d.parties["A"].call("witness", "witness", ctx_a, parse=witness)
+        d.say(0, "A", "witness", render_witness(w))
         machine = problem.machine(w)
-    except Forfeit as f:
+    except Forfeit:
+        verdict, reason = d.loss()
         return d.outcome(
             problem.name,
             problem.steps,
             claim,
-            0 if f.party == "A" else 1,
-            f"{f.party} loses: {f.reason}",
+            verdict,
+            reason,
             rounds=1,
             reads=0,
             unit="entries",
@@ -172,17 +172,19 @@ def play_witness(
             verifier_steps=0,
             b_reads=0,
         )
-    ctx_a = replace(ctx_a, machine=machine, steps=machine.length)
+    ctx_a = d.context("A", machine, machine.length, claim, progress)
     ctx_b = d.context("B", machine, machine.length, claim, progress)
-    out = cross_examine(d, machine, claim, ctx_a, ctx_b, timeout=timeout, input_bits=1)
-    return replace(out, machine=problem.name, steps=problem.steps)
+    out = cross_examine(d, machine, claim, ctx_a, ctx_b, input_bits=1)
+    details = {"witness": render_witness(w)}
+    return replace(out, machine=problem.name, steps=problem.steps, details=details)
 
 
-def _witness(prover_a: Player, ctx: GameContext) -> object:
-    witness = getattr(prover_a, "witness", None)
-    if witness is None:
-        raise TypeError(f"{type(prover_a).__name__} has no witness() method")
-    return witness(ctx)
+def _run(inst: Instance, claim: int, a: object, b: object, opts: Options) -> Outcome:
+    refuse_params(opts, NAME)
+    return play_witness(
+        inst.target, claim, a, b, oracle=inst.oracle, seed=opts.seed, timeout=opts.timeout,
+        progress=opts.progress,
+    )  # fmt: skip
 
 
 INFO = register_protocol(
@@ -196,5 +198,13 @@ INFO = register_protocol(
         verifier_cost="reads a constant number of entries of M(x, w) and the witness bits "
         "the checked step reads; at most 1 oracle query",
         play=play_witness,
+        defaults=Defaults("sat-planted-40"),
+        run=_run,
+        messages={
+            "witness": "A -> V: the witness (bytes, or a list of ints)",
+            "commit": "as cross-examination, on M(x, w)",
+            "entries": "as cross-examination, on M(x, w)",
+            "challenge": "as cross-examination, on M(x, w)",
+        },
     )
 )

@@ -9,7 +9,7 @@ Prover A: ``honest`` (answers every midpoint from checkpoints of its single run)
 from __future__ import annotations
 
 from .._configuration import Configuration
-from .._registry import register_strategy
+from .._registry import Player, register_strategy
 from ..machines.turing import TuringMachine
 from ..protocols._common import GameContext
 from ..protocols.bisection import FIRST, SECOND, BisectionA, BisectionB, BisectionState
@@ -18,7 +18,7 @@ from ._runs import ClaimedRun, lie_about_output, lie_time
 P = "bisection"
 
 
-class _RunA(BisectionA):
+class _RunA(Player, BisectionA):
     """A who presents a :class:`ClaimedRun`, optionally lying about the final output."""
 
     def __init__(
@@ -52,25 +52,25 @@ class _RunA(BisectionA):
 
 
 @register_strategy(P, "A", "honest", honest=True)
-def honest_a() -> BisectionA:
+def honest_a() -> _RunA:
     """Runs M once with checkpoints and answers every midpoint truthfully."""
     return _RunA()
 
 
 @register_strategy(P, "A", "lie-output")
-def lie_output_a() -> BisectionA:
+def lie_output_a() -> _RunA:
     """Truthful midpoints; lies only about the final configuration's output."""
     return _RunA(lie_output=True)
 
 
 @register_strategy(P, "A", "flip-step")
-def flip_step_a(at: float = 0.5) -> BisectionA:
+def flip_step_a(at: float = 0.5) -> _RunA:
     """Alters one configuration at fraction ``at`` of the run and stays consistent after it."""
     return _RunA(at=at)
 
 
 @register_strategy(P, "A", "random-step")
-def random_step_a() -> BisectionA:
+def random_step_a() -> _RunA:
     """Like ``flip-step`` at a uniformly random time."""
     return _RunA(random_time=True)
 
@@ -85,12 +85,12 @@ class _LateLiar(_RunA):
 
 
 @register_strategy(P, "A", "late-lie")
-def late_lie_a() -> BisectionA:
+def late_lie_a() -> _RunA:
     """True midpoints until the last round, then a predecessor of its false endpoint."""
     return _LateLiar(lie_output=True)
 
 
-class _HonestB(BisectionB):
+class _HonestB(Player, BisectionB):
     def dispute(self, ctx: GameContext, state: BisectionState, midpoint: Configuration) -> str:
         truth, w = ctx.machine.run_steps(state.start, state.first_length, ctx.oracle)
         self.work += w
@@ -98,12 +98,12 @@ class _HonestB(BisectionB):
 
 
 @register_strategy(P, "B", "honest", honest=True)
-def honest_b() -> BisectionB:
+def honest_b() -> _HonestB:
     """Simulates the first half from the disputed interval's start and compares."""
     return _HonestB()
 
 
-class _FixedB(BisectionB):
+class _FixedB(Player, BisectionB):
     def __init__(self, choice: str | None) -> None:
         self._choice = choice
 
@@ -114,18 +114,18 @@ class _FixedB(BisectionB):
 
 
 @register_strategy(P, "B", "random")
-def random_b() -> BisectionB:
+def random_b() -> _FixedB:
     """Disputes a uniformly random half."""
     return _FixedB(None)
 
 
 @register_strategy(P, "B", "first")
-def first_b() -> BisectionB:
+def first_b() -> _FixedB:
     """Always disputes the first half."""
     return _FixedB(FIRST)
 
 
 @register_strategy(P, "B", "second")
-def second_b() -> BisectionB:
+def second_b() -> _FixedB:
     """Always disputes the second half."""
     return _FixedB(SECOND)

@@ -9,11 +9,9 @@ tableau, never reading all T x S entries), ``random``, ``first``, ``last``.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from .._registry import register_strategy
+from .._registry import Player, register_strategy
 from .._transcript import IntArray, TranscriptMachine
 from ..machines.tableau import TableauTranscript
 from ..protocols._common import GameContext
@@ -104,19 +102,28 @@ def _explicit_lie(ctx: GameContext, t0: int, lie_output: bool) -> IntArray:
     return y
 
 
-class _A(CrossExaminationA):
+class _A(Player, CrossExaminationA):
     def __init__(
         self, at: float | None = None, random_time: bool = False, lie_output: bool = False
     ) -> None:
         self._at, self._random, self._lie_output = at, random_time, lie_output
         self._run: ClaimedRun | None = None
+        self._committed: ArrayTranscript | _CountingView | None = None
+
+    def entries(self, ctx: GameContext, positions: IntArray) -> IntArray:
+        if self._committed is None:
+            raise RuntimeError("entries asked before commit")
+        return self._committed.entries(positions)
 
     def _time(self, ctx: GameContext, horizon: int) -> int | None:
         if self._random:
             return int(ctx.rng.integers(1, horizon + 1))
         return None if self._at is None else lie_time(self._at, horizon)
 
-    def commit(self, ctx: GameContext) -> Any:
+    def commit(self, ctx: GameContext) -> None:
+        self._committed = self._build(ctx)
+
+    def _build(self, ctx: GameContext) -> ArrayTranscript | _CountingView:
         m = ctx.machine
         if isinstance(m, TableauTranscript):
             flip = self._time(ctx, m.steps)
@@ -145,30 +152,30 @@ class _CountingView:
 
 
 @register_strategy(P, "A", "honest", honest=True)
-def honest_a() -> CrossExaminationA:
+def honest_a() -> _A:
     """Commits to the true transcript (lazily, from checkpoints, for a tableau)."""
     return _A()
 
 
 @register_strategy(P, "A", "lie-output")
-def lie_output_a() -> CrossExaminationA:
+def lie_output_a() -> _A:
     """The true transcript with only the output entry changed to the claim."""
     return _A(lie_output=True)
 
 
 @register_strategy(P, "A", "flip-step")
-def flip_step_a(at: float = 0.5) -> CrossExaminationA:
+def flip_step_a(at: float = 0.5) -> _A:
     """Alters one step at fraction ``at`` of the computation; consistent everywhere else."""
     return _A(at=at)
 
 
 @register_strategy(P, "A", "random-step")
-def random_step_a() -> CrossExaminationA:
+def random_step_a() -> _A:
     """Like ``flip-step`` at a uniformly random time."""
     return _A(random_time=True)
 
 
-class _HonestB(CrossExaminationB):
+class _HonestB(Player, CrossExaminationB):
     def challenge(self, ctx: GameContext, read: Reader) -> int:
         m = ctx.machine
         if isinstance(m, TableauTranscript):
@@ -211,12 +218,12 @@ class _HonestB(CrossExaminationB):
 
 
 @register_strategy(P, "B", "honest", honest=True)
-def honest_b() -> CrossExaminationB:
+def honest_b() -> _HonestB:
     """Finds a wrong entry whose inputs are right (row binary search on a tableau)."""
     return _HonestB()
 
 
-class _FixedB(CrossExaminationB):
+class _FixedB(Player, CrossExaminationB):
     def __init__(self, where: str) -> None:
         self._where = where
 
@@ -228,18 +235,18 @@ class _FixedB(CrossExaminationB):
 
 
 @register_strategy(P, "B", "random")
-def random_b() -> CrossExaminationB:
+def random_b() -> _FixedB:
     """Challenges a uniformly random position."""
     return _FixedB("random")
 
 
 @register_strategy(P, "B", "first")
-def first_b() -> CrossExaminationB:
+def first_b() -> _FixedB:
     """Always challenges position 0."""
     return _FixedB("first")
 
 
 @register_strategy(P, "B", "last")
-def last_b() -> CrossExaminationB:
+def last_b() -> _FixedB:
     """Always challenges the output position."""
     return _FixedB("last")

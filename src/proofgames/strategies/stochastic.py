@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._registry import register_strategy
+from .._registry import Player, register_strategy
 from .._transcript import IntArray
 from ..protocols.stochastic import BoolArray, Round, StochasticA, StochasticB
 from ..stochastic.machine import FloatArray
@@ -32,9 +32,9 @@ from ..stochastic.optimal import (
 P = "stochastic"
 
 
-class _Honest(StochasticA):
+class _Honest(Player, StochasticA):
     def announce(self, r: Round, rng: np.random.Generator) -> FloatArray:
-        return r.estimate("A", r.params.a_samples)
+        return r.estimate(r.params.a_samples)
 
 
 class _Shift(_Honest):
@@ -80,51 +80,51 @@ class _BiasedCoinA(_Honest):
         return np.full(r.n, self.z)
 
 
-class _Blatant(StochasticA):
+class _Blatant(Player, StochasticA):
     def announce(self, r: Round, rng: np.random.Generator) -> FloatArray:
         return np.full(r.n, float(r.claim))
 
 
 @register_strategy(P, "A", "honest", honest=True)
-def honest_a() -> StochasticA:
+def honest_a() -> Player:
     """Announces the mean of its own samples (exact values for deterministic steps)."""
     return _Honest()
 
 
 @register_strategy(P, "A", "shift")
-def shift_a(delta: float = 0.05) -> StochasticA:
+def shift_a(delta: float = 0.05) -> Player:
     """Announces the honest estimate plus ``delta`` at every step, clipped to [0, 1]."""
     return _Shift(delta)
 
 
 @register_strategy(P, "A", "evade")
-def evade_a(margin: float = 0.9) -> StochasticA:
+def evade_a(margin: float = 0.9) -> Player:
     """Shifts toward its claim by ``margin`` x B's abort threshold: just under detection."""
     return _Evade(margin)
 
 
 @register_strategy(P, "A", "lie-at")
-def lie_at_a(step: int = -1, delta: float = 0.3) -> StochasticA:
+def lie_at_a(step: int = -1, delta: float = 0.3) -> Player:
     """Lies by ``delta`` at one step only (``step=-1``: the most influential step)."""
     return _Shift(delta, None if step < 0 else step, only_one=True)
 
 
 @register_strategy(P, "A", "biased-coin")
-def biased_coin_a(z: float = 0.0) -> StochasticA:
+def biased_coin_a(z: float = 0.0) -> Player:
     """Honest announcements; always contributes ``z`` to the shared coin."""
     return _BiasedCoinA(z)
 
 
 @register_strategy(P, "A", "blatant")
-def blatant_a() -> StochasticA:
+def blatant_a() -> Player:
     """Announces its claimed bit with probability 1 at every step."""
     return _Blatant()
 
 
-class _HonestB(StochasticB):
+class _HonestB(Player, StochasticB):
     def abort(self, r: Round, rng: np.random.Generator, announced: FloatArray,
               bits: IntArray | None) -> BoolArray:  # fmt: skip
-        mine = r.estimate("B", r.params.b_samples)
+        mine = r.estimate(r.params.b_samples)
         gap = np.abs(mine - announced)
         out = gap >= r.params.b_threshold
         strict = r.params.exact_step_tolerance()
@@ -134,7 +134,7 @@ class _HonestB(StochasticB):
         return np.asarray(out, dtype=np.bool_)
 
 
-class _FixedB(StochasticB):
+class _FixedB(Player, StochasticB):
     def __init__(self, rule: str, p: float = 0.5) -> None:
         self.rule, self.p = rule, p
 
@@ -152,7 +152,7 @@ class _FixedB(StochasticB):
         return np.asarray(bits == r.claim, dtype=np.bool_)
 
 
-class _AbortAt(StochasticB):
+class _AbortAt(Player, StochasticB):
     def __init__(self, step: int) -> None:
         self.step = step
 
@@ -164,42 +164,42 @@ class _AbortAt(StochasticB):
 
 
 @register_strategy(P, "B", "abort-at")
-def abort_at_b(step: int = -1) -> StochasticB:
+def abort_at_b(step: int = -1) -> Player:
     """Aborts at round ``step`` (``-1``: the first oracle query), making V check it."""
     return _AbortAt(step)
 
 
 @register_strategy(P, "B", "honest", honest=True)
-def honest_b() -> StochasticB:
+def honest_b() -> Player:
     """Samples p itself and aborts iff A's announcement is at least the threshold away."""
     return _HonestB()
 
 
 @register_strategy(P, "B", "always-abort")
-def always_abort_b() -> StochasticB:
+def always_abort_b() -> Player:
     """Aborts in the first round."""
     return _FixedB("always")
 
 
 @register_strategy(P, "B", "never-abort")
-def never_abort_b() -> StochasticB:
+def never_abort_b() -> Player:
     """Never aborts."""
     return _FixedB("never")
 
 
 @register_strategy(P, "B", "random-abort")
-def random_abort_b(p: float = 0.5) -> StochasticB:
+def random_abort_b(p: float = 0.5) -> Player:
     """Aborts each round with probability ``p``."""
     return _FixedB("random", p)
 
 
 @register_strategy(P, "B", "abort-against")
-def abort_against_b() -> StochasticB:
+def abort_against_b() -> Player:
     """Aborts when the round's bit went A's way (before the coin: when it likely will)."""
     return _FixedB("against")
 
 
-class _OptimalA(StochasticA):
+class _OptimalA(Player, StochasticA):
     """Plays the dynamic-programming policy of :func:`~proofgames.stochastic.optimal_liar`."""
 
     def __init__(self, grid: int) -> None:
@@ -212,7 +212,7 @@ class _OptimalA(StochasticA):
         return self._policy.announce[r.t][history_index(r.prefix)]
 
 
-class _OptimalB(StochasticB):
+class _OptimalB(Player, StochasticB):
     """Aborts exactly when V's acceptance on an abort is below the value of continuing."""
 
     def __init__(self, quantiles: int) -> None:
@@ -235,12 +235,12 @@ class _OptimalB(StochasticB):
 
 
 @register_strategy(P, "A", "optimal")
-def optimal_a(grid: int = 401) -> StochasticA:
+def optimal_a(grid: int = 401) -> Player:
     """The best liar against honest B, by dynamic programming (tiny machines only)."""
     return _OptimalA(grid)
 
 
 @register_strategy(P, "B", "optimal")
-def optimal_b(quantiles: int = 64) -> StochasticB:
+def optimal_b(quantiles: int = 64) -> Player:
     """The best disputer against honest A, by dynamic programming (tiny machines only)."""
     return _OptimalB(quantiles)

@@ -14,19 +14,18 @@ from typing import Any
 import numpy as np
 
 from .._registry import Player, make_strategy, register_strategy, strategy_names
-from ..protocols.stochastic import Round, StochasticA, StochasticB
-from ..stochastic.machine import FloatArray
+from ..protocols.stochastic import Round, StochasticA
 
 P = "stochastic-witness"
 PICKS = ("best", "worst", "first", "random")
 
 
-class _WitnessA(StochasticA):
+class _WitnessA(Player, StochasticA):
     def __init__(self, pick: str, debate: str) -> None:
         if pick not in PICKS:
             raise ValueError(f"pick must be one of {PICKS}, got {pick!r}")
         self.pick = pick
-        self.inner = make_strategy("stochastic", "A", debate)
+        self.inner: Any = make_strategy("stochastic", "A", debate)
 
     def witnesses(self, problem: Any, n: int, rng: np.random.Generator) -> list[bytes]:
         cands = problem.candidates()
@@ -38,47 +37,44 @@ class _WitnessA(StochasticA):
         best = int(np.argmax(score) if self.pick == "best" else np.argmin(score))
         return [cands[best]] * n
 
-    def announce(self, r: Round, rng: np.random.Generator) -> FloatArray:
-        return np.asarray(getattr(self.inner, "announce")(r, rng), dtype=np.float64)
+    def announce(self, r: Round, rng: np.random.Generator) -> object:
+        return self.inner.announce(r, rng)
 
-    def coin(self, r: Round, rng: np.random.Generator) -> FloatArray:
-        return np.asarray(getattr(self.inner, "coin")(r, rng), dtype=np.float64)
+    def coin(self, r: Round, rng: np.random.Generator) -> object:
+        return self.inner.coin(r, rng)
 
 
 @register_strategy(P, "A", "honest", honest=True)
-def honest_a() -> StochasticA:
+def honest_a() -> _WitnessA:
     """Sends the witness most likely to make M output 1, then announces honestly."""
     return _WitnessA("best", "honest")
 
 
 @register_strategy(P, "A", "random")
-def random_a() -> StochasticA:
+def random_a() -> _WitnessA:
     """Sends a uniformly random witness, then announces honestly."""
     return _WitnessA("random", "honest")
 
 
 @register_strategy(P, "A", "evade")
-def evade_a(margin: float = 0.9) -> StochasticA:
+def evade_a(margin: float = 0.9) -> _WitnessA:
     """Sends its best witness, then shades every announcement just under B's threshold."""
     return _WitnessA("best", f"evade:margin={margin}")
 
 
 @register_strategy(P, "A", "choose")
-def choose_a(pick: str = "best", debate: str = "evade") -> StochasticA:
+def choose_a(pick: str = "best", debate: str = "evade") -> _WitnessA:
     """Picks a witness by rule (best, worst, first, random), then debates as ``debate``."""
     return _WitnessA(pick, debate)
 
 
 def _delegate(name: str) -> None:
-    def factory() -> StochasticB:
-        inner: Player = make_strategy("stochastic", "B", name)
-        assert isinstance(inner, StochasticB)
-        return inner
+    def factory() -> Player:
+        return make_strategy("stochastic", "B", name)
 
     factory.__doc__ = f"As the stochastic protocol's B ``{name}``."
     register_strategy(P, "B", name, honest=name == "honest")(factory)
 
 
 for _name in strategy_names("stochastic", "B"):
-    if _name != "optimal":  # the optimal disputer is computed per machine; not per witness
-        _delegate(_name)
+    _delegate(_name)  # each witness's debate gets a fresh player, so ``optimal`` works too

@@ -1,0 +1,119 @@
+"""Resolving instance specs into what each kind of protocol debates (used by the harness)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._errors import ProofgamesError
+from .machines import TableauTranscript, TuringMachine
+from .machines.examples import get_example
+from .protocols._catalog import Instance
+
+
+def resolve(kind: str, spec: str, steps: int | None) -> Instance:
+    """The :class:`Instance` for ``spec`` as a protocol of instance ``kind`` debates it."""
+    if kind in ("configuration", "transcript"):
+        return _turing(kind, spec, steps)
+    if kind == "witness":
+        return _sat(spec)
+    if kind == "stochastic":
+        return _stochastic(spec)
+    if kind == "stochastic-witness":
+        return _panel(spec)
+    raise ProofgamesError(f"unknown instance kind {kind!r}")  # pragma: no cover
+
+
+def turing_machine(spec: str, steps: int | None) -> tuple[TuringMachine, int]:
+    """The machine named by ``tm:<text>`` or a plain-TM example, sized for its run."""
+    if spec.startswith("tm:"):
+        text, default_steps = spec[3:], None
+    else:
+        example = get_example(spec)
+        if example.kind != "tm":
+            raise ProofgamesError(f"example {spec!r} is a {example.kind} example, not a plain TM")
+        text, default_steps = example.build(), example.steps
+    t = steps if steps is not None else default_steps
+    if t is None:
+        raise ProofgamesError("give --steps T for a machine given as tm:<text>")
+    if t <= 0:
+        raise ProofgamesError(f"--steps must be positive, got {t}")
+    return TuringMachine.sized(text, t, name=spec if not spec.startswith("tm:") else None), t
+
+
+def _turing(kind: str, spec: str, steps: int | None) -> Instance:
+    if not spec.startswith("tm:") and get_example(spec).kind == "oracle-tm":
+        example = get_example(spec)
+        screening = example.build()
+        oracle = screening.oracle()
+        tm = screening.machine()
+        t = steps if steps is not None else (example.steps or 0)
+        from ._oracle import OracleLedger
+
+        truth = tm.accepts(tm.advance(tm.initial(), t, OracleLedger(oracle).view("V")))
+        target: Any = tm if kind == "configuration" else screening.transcript()
+        desc = {"kind": "example", "spec": spec, "steps": t}
+        return Instance(spec, tm.name, kind, target, t, truth, oracle, description=desc)
+    tm, t = turing_machine(spec, steps)
+    target = tm if kind == "configuration" else TableauTranscript(tm, t)
+    desc = {
+        "kind": "turing-machine",
+        "spec": spec,
+        "steps": t,
+        "program": tm.program.text if hasattr(tm.program, "text") else spec[3:],
+        "space": tm.size,
+        "origin": tm.origin,
+        "states": tm.program.states,
+        "symbols": tm.program.symbols,
+        "halt": tm.program.halt,
+        "overflow": tm.program.overflow,
+    }
+    return Instance(spec, tm.name, kind, target, t, tm.known_output, description=desc)
+
+
+def _sat(spec: str) -> Instance:
+    from .machines.sat import resolve_sat
+
+    problem = resolve_sat(spec)
+    truth = int(problem.solve() is not None)
+    desc = {"kind": "sat", "spec": spec}
+    return Instance(spec, problem.name, "witness", problem, problem.steps, truth, description=desc)
+
+
+def _stochastic(spec: str) -> Instance:
+    from .stochastic.machines import make_stochastic_machine
+
+    m = make_stochastic_machine(spec)
+    p1 = m.p_accept
+    truth = None if p1 is None else 1 if p1 >= 2 / 3 else 0 if p1 <= 1 / 3 else None
+    desc = {"kind": "stochastic", "spec": spec}
+    return Instance(spec, m.name, "stochastic", m, m.length, truth, p_accept=p1, description=desc)
+
+
+def _panel(spec: str) -> Instance:
+    from .stochastic.problems import PanelChoice
+    from .strategies import parse_strategy
+
+    name, args = parse_strategy(spec)
+    if name != "panel-choice" or "p" not in args:
+        raise ProofgamesError(
+            f"stochastic-witness debates a panel-choice problem, e.g. "
+            f"'panel-choice:p=0.2;0.9;0.4' -- got {spec!r}"
+        )
+    unknown = set(args) - {"p", "votes"}
+    if unknown:
+        raise ProofgamesError(f"panel-choice takes p and votes, not {sorted(unknown)}")
+    try:
+        probs = tuple(float(x) for x in str(args["p"]).split(";"))
+    except ValueError:
+        raise ProofgamesError(f"bad item probabilities {args['p']!r}") from None
+    votes = args.get("votes", 3)
+    if type(votes) is not int or votes <= 0:
+        raise ProofgamesError(f"votes must be a positive integer, got {votes!r}")
+    problem = PanelChoice(probs, votes=votes, name=spec)
+    best = max(problem.machine(w).p_accept or 0.0 for w in problem.candidates())
+    truth = 1 if best >= 2 / 3 else 0 if best <= 1 / 3 else None
+    desc = {"kind": "panel-choice", "spec": spec}
+    return Instance(
+        spec, spec, "stochastic-witness", problem, problem.steps, truth, p_accept=best,
+        description=desc,
+    )  # fmt: skip

@@ -1,0 +1,232 @@
+"""One harness for every protocol: resolve an instance, build the players, play, record.
+
+:func:`play` plays one debate of any registered protocol and returns an
+:class:`~proofgames.protocols.Outcome`; :func:`play_batch` plays many and returns one
+:class:`~proofgames.protocols.Batch`.  The command line calls only these.  Players are
+given as registered strategy specs (``"flip-step:at=0.3"``), as objects with the role's
+methods, or -- with ``isolation="process"`` -- as programs run in their own OS process
+(see :mod:`proofgames.isolation`).
+
+Example:
+    >>> from proofgames.harness import play, resolve_instance
+    >>> out = play("bisection", resolve_instance("bisection", "tm:1RB1LB_1LA1RZ", steps=6),
+    ...            claim=0, a="flip-step", b="honest", seed=0)
+    >>> out.winner, out.forfeit
+    ('B', None)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ._errors import ProofgamesError
+from .protocols import Batch, Outcome, get_protocol, protocol_names
+from .protocols._catalog import Instance, Options, ProtocolInfo
+from .protocols._lockstep import ForfeitLog
+from .strategies import make_strategy
+
+__all__ = ["Instance", "Options", "play", "play_batch", "resolve_instance"]
+ISOLATIONS = ("in-process", "process")
+Player = Any  # a spec string, a player object, or (process isolation) a command
+
+
+def resolve_instance(protocol: str, spec: str | None = None, steps: int | None = None) -> Instance:
+    """Build the instance ``spec`` names for ``protocol`` (its default when ``None``).
+
+    Raises:
+        ProofgamesError: for an unknown protocol or spec, or an option the protocol does
+            not take (``steps`` for stochastic and witness protocols).
+    """
+    info = get_protocol(protocol)
+    spec = spec if spec is not None else info.defaults.machine
+    if steps is not None and (type(steps) is not int or steps <= 0):
+        raise ProofgamesError(f"--steps must be a positive number of steps, got {steps!r}")
+    if steps is not None and info.instance in ("witness", "stochastic", "stochastic-witness"):
+        raise ProofgamesError(
+            f"{protocol} takes T from the instance itself; --steps applies only to "
+            "bisection and cross-examination"
+        )
+    from . import _instances
+
+    return _instances.resolve(info.instance, spec, steps)
+
+
+def build_player(protocol: str, role: str, player: Player, default: str) -> object:
+    """A player from a registered spec string, or the object itself."""
+    if player is None:
+        player = default
+    if isinstance(player, str):
+        return make_strategy(protocol, role, player)
+    return player
+
+
+def default_claim(protocol: str, instance: Instance) -> int:
+    """The claim A makes when none is given: the truth, else 1."""
+    if get_protocol(protocol).instance in ("witness", "stochastic-witness"):
+        return 1
+    if instance.truth is not None:
+        return instance.truth
+    return 1
+
+
+def default_players(protocol: str, instance: Instance, claim: int) -> tuple[str, str]:
+    """Honest A against the default disputer for a true claim, else a liar against honest B."""
+    d = get_protocol(protocol).defaults
+    true = instance.truth is None or instance.truth == claim
+    if instance.p_accept is not None:
+        true = (instance.p_accept if claim == 1 else 1 - instance.p_accept) >= 0.5
+    return (d.honest_a, d.disputer_b) if true else (d.liar_a, d.honest_b)
+
+
+def play(
+    protocol: str,
+    instance: Instance | str | None = None,
+    claim: int | None = None,
+    a: Player = None,
+    b: Player = None,
+    *,
+    seed: int | None = 0,
+    isolation: str = "in-process",
+    timeout: float | None = None,
+    params: Any = None,
+    progress: Callable[[int], None] | None = None,
+    steps: int | None = None,
+) -> Outcome:
+    """Play one debate of any registered protocol and return its :class:`Outcome`.
+
+    Args:
+        protocol: a registered protocol name.
+        instance: an :class:`Instance`, or a spec string for :func:`resolve_instance`.
+        claim: what A asserts (default: the truth when known).
+        a, b: registered strategy specs or player objects (default: the protocol's
+            defaults for this claim); with ``isolation="process"``, a spec string or a
+            command (a list of arguments) that runs the party as a program.
+        seed: root seed of every random choice.
+        isolation: ``"in-process"`` or ``"process"`` (each prover in its own OS process).
+        timeout: seconds per party call; under process isolation an overrun kills the
+            party's process.
+        params: stochastic protocols' parameters (``"paper"``, ``"lean"``, a file).
+        progress: callback for long simulations.
+        steps: T, when ``instance`` is given as a spec.
+    """
+    info, inst, claim, pa, pb = _prepare(protocol, instance, claim, a, b, steps, isolation)
+    opts = Options(seed, timeout, params, progress)
+    if isolation == "in-process":
+        return info.run(inst, claim, pa, pb, opts)
+    from .isolation import isolated_players
+
+    with isolated_players(protocol, inst, claim, pa, pb, opts) as (xa, xb):
+        out = info.run(inst, claim, xa, xb, opts)
+    return replace(out, isolation="process")
+
+
+def play_batch(
+    protocol: str,
+    instance: Instance | str | None = None,
+    claim: int | None = None,
+    a: Player = None,
+    b: Player = None,
+    *,
+    debates: int = 1,
+    seed: int | None = 0,
+    timeout: float | None = None,
+    params: Any = None,
+    sampling: str = "binomial",
+    steps: int | None = None,
+) -> Batch:
+    """Play ``debates`` debates and return one :class:`Batch`.
+
+    Stochastic protocols run the debates in lockstep; deterministic ones play them one by
+    one, debate ``i`` seeded by the ``i``-th child of ``SeedSequence(seed)``.
+    """
+    if type(debates) is not int or debates <= 0:
+        raise ProofgamesError(f"debates must be a positive integer, got {debates!r}")
+    info, inst, claim, pa, pb = _prepare(protocol, instance, claim, a, b, steps, "in-process")
+    opts = Options(seed, timeout, params, None, sampling)
+    if info.run_batch is not None:
+        return info.run_batch(inst, claim, pa, pb, opts, debates)
+    return _one_by_one(info.run, protocol, inst, claim, (a, b), opts, debates)
+
+
+def _prepare(
+    protocol: str,
+    instance: Instance | str | None,
+    claim: int | None,
+    a: Player,
+    b: Player,
+    steps: int | None,
+    isolation: str,
+) -> tuple[ProtocolInfo, Instance, int, Any, Any]:
+    if protocol not in protocol_names():
+        raise ProofgamesError(
+            f"unknown protocol {protocol!r}; choose one of {', '.join(protocol_names())}"
+        )
+    if isolation not in ISOLATIONS:
+        raise ProofgamesError(f"isolation must be one of {ISOLATIONS}, got {isolation!r}")
+    info = get_protocol(protocol)
+    inst = (
+        instance if isinstance(instance, Instance) else resolve_instance(protocol, instance, steps)
+    )
+    if claim is None:
+        claim = default_claim(protocol, inst)
+    if claim not in (0, 1):
+        raise ProofgamesError(f"claim must be 0 or 1, got {claim!r}")
+    da, db = default_players(protocol, inst, claim)
+    if isolation == "process":  # the isolation layer builds its own players from specs
+        return info, inst, claim, a if a is not None else da, b if b is not None else db
+    return info, inst, claim, build_player(protocol, "A", a, da), build_player(protocol, "B", b, db)
+
+
+def _one_by_one(
+    run: Callable[..., Outcome],
+    protocol: str,
+    inst: Instance,
+    claim: int,
+    given: tuple[Player, Player],
+    opts: Options,
+    debates: int,
+) -> Batch:
+    """Deterministic protocols: fresh players and an independent seed per debate."""
+    seeds = np.random.SeedSequence(opts.seed).spawn(debates)
+    verdicts = np.zeros(debates, dtype=np.int64)
+    log = ForfeitLog(debates)
+    queries: dict[str, list[int]] = {"A": [], "B": [], "V": []}
+    rounds = 0
+    da, db = default_players(protocol, inst, claim)
+    first: Outcome | None = None
+    for i, s in enumerate(seeds):
+        pa = _fresh(protocol, "A", given[0], da)
+        pb = _fresh(protocol, "B", given[1], db)
+        out = run(inst, claim, pa, pb, replace(opts, seed=int(s.generate_state(1)[0])))
+        first = first or out
+        verdicts[i] = out.verdict
+        if out.forfeit is not None:
+            log.record(out.forfeit, out.reason.split(": ", 1)[-1], np.array([i]))
+        queries["V"].append(out.costs.verifier_queries)
+        for p in ("A", "B"):
+            queries[p].append(out.costs.prover_queries[p])
+        rounds = max(rounds, out.costs.rounds)
+    assert first is not None
+    return Batch(
+        protocol, inst.name, claim, verdicts, log.by, log.counts(),
+        {p: np.asarray(v, dtype=np.int64) for p, v in queries.items()},
+        {p: int(sum(v)) for p, v in queries.items()}, np.full(debates, -1, dtype=np.int64),
+        rounds, first.prover_a, first.prover_b, opts.seed,
+    )  # fmt: skip
+
+
+def _fresh(protocol: str, role: str, given: Player, default: str) -> object:
+    import copy
+
+    if given is None or isinstance(given, str):
+        return build_player(protocol, role, given, default)
+    return copy.deepcopy(given)
+
+
+def protocols_with_goldens() -> Sequence[str]:
+    """Every registered protocol (each must have a golden playthrough under tests/goldens)."""
+    return protocol_names()

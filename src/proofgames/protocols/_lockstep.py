@@ -1,0 +1,264 @@
+"""The trust boundary of debates run in lockstep: per-party rounds, samplers and forfeits.
+
+Many stochastic debates run as one vector computation.  Each party sees a :class:`Round`
+built for it alone: read-only copies of the round's data, its own copy of the machine
+and of the parameters, its own transcript of the bits so far, and its own
+:class:`Sampler` (its own random stream, its own sample counts, its own oracle view).
+Nothing reachable from a round leads to another party's generator, counts or state, and
+no party can charge another's samples.  A party's vector move is copied by
+:mod:`proofgames.wire` before use; a call that raises or sends a malformed vector loses
+the debates it was asked about (:class:`ForfeitLog`).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._errors import ProtocolError
+from .._oracle import OracleView
+from .._transcript import IntArray
+from ..stochastic.machine import FloatArray, StochasticMachine
+from ..stochastic.params import StochasticParams
+from ..wire import Malformed, as_int
+from ._common import describe_exception
+
+PER_SAMPLE_LIMIT = 50_000_000  # samples x debates drawn one by one in one call
+
+
+class Sampler:
+    """One party's access to samples of the current step: its stream, its counts, its oracle.
+
+    Args:
+        machine: this party's copy of the machine.
+        sampling: ``"binomial"``, ``"per-sample"`` or ``"oracle"``.
+        rng: this party's own sampling stream.
+        counts: this party's per-debate sample counts (added to in place).
+        oracle: this party's counted oracle view (``"oracle"`` mode).
+        budget: the most oracle calls this party may make (``"oracle"`` mode).
+    """
+
+    def __init__(
+        self,
+        machine: StochasticMachine,
+        sampling: str,
+        rng: np.random.Generator,
+        counts: IntArray,
+        oracle: OracleView | None = None,
+        budget: int | None = None,
+    ) -> None:
+        self._machine, self._sampling, self._rng = machine, sampling, rng
+        self._counts, self._oracle, self._budget = counts, oracle, budget
+        self._round: tuple[int, IntArray, IntArray, FloatArray] | None = None
+
+    def bind(self, t: int, rows: IntArray, values: IntArray, p: FloatArray) -> None:
+        """Point the sampler at round ``t`` (private copies of the round's data)."""
+        self._round = (t, rows.copy(), values.copy(), p.copy())
+
+    def __call__(self, samples: object, subset: NDArray[np.bool_] | None = None) -> FloatArray:
+        """Estimates of p for the running debates from ``samples`` samples each.
+
+        Deterministic steps and internal coins are known exactly and cost nothing.
+        """
+        k = as_int(samples, "samples")
+        if k <= 0:
+            raise ValueError(f"samples must be positive, got {k}")
+        if self._round is None:
+            raise ProtocolError("no round to sample")
+        t, rows, vals, p = self._round
+        if subset is not None:
+            rows, vals, p = rows[subset], vals[subset], p[subset]
+        m = self._machine
+        if not m.is_query(t):
+            return p.copy()
+        known = m.internal_batch(t, vals)
+        out = p.copy()
+        todo = ~known
+        if todo.any():
+            np.add.at(self._counts, rows[todo], k)
+            out[todo] = self._draw(t, vals[todo], p[todo], k)
+        return out
+
+    def _draw(self, t: int, vals: IntArray, p: FloatArray, k: int) -> FloatArray:
+        if self._sampling == "binomial":
+            return np.asarray(self._rng.binomial(k, p) / k, dtype=np.float64)
+        if self._sampling == "per-sample":
+            if k * p.size > PER_SAMPLE_LIMIT:
+                raise ValueError(f"per-sample drawing of {k} x {p.size} samples is too big")
+            draws = self._rng.random((p.size, k)) < p[:, None]
+            return np.asarray(draws.mean(axis=1), dtype=np.float64)
+        view = self._oracle
+        assert view is not None
+        if self._budget is not None and view.queries + k * p.size > self._budget:
+            raise ValueError(
+                f"the oracle budget of {self._budget} calls would be exceeded "
+                f"({view.queries} made, {k * p.size} more needed)"
+            )
+        total = np.zeros(p.size)
+        for _ in range(k):
+            total += self._machine.step_batch(t, vals, view, self._rng)
+        return total / k
+
+
+@dataclass(frozen=True)
+class Round:
+    """What one party sees in round ``t`` (for the debates still running); all its own.
+
+    Attributes:
+        t: the round (= step of M).
+        rows: indices of the running debates (read-only).
+        values: A's relevant bits ``a_I(t)`` for each, shape ``(n, |I(t)|)`` (read-only).
+        is_query: whether step t queries the oracle.
+        p: the true conditional probability P[y_t = 1 | a_I(t)] (read-only; what samples
+            are drawn from, known to a computationally unbounded prover).
+        params: this party's copy of the protocol's parameters.
+        claim: the output A asserts.
+        machine: this party's copy of the machine.
+    """
+
+    t: int
+    rows: IntArray
+    values: IntArray
+    is_query: bool
+    p: FloatArray
+    params: StochasticParams
+    claim: int
+    machine: StochasticMachine
+    _sampler: Sampler = field(repr=False)
+    _bits: NDArray[np.int8] = field(repr=False)
+
+    @property
+    def prefix(self) -> IntArray:
+        """A's bits so far for the running debates, shape ``(n, t)`` (a copy)."""
+        return np.asarray(self._bits[self.rows, : self.t], dtype=np.int64)
+
+    @property
+    def n(self) -> int:
+        """Number of running debates."""
+        return int(self.rows.size)
+
+    def estimate(self, samples: int) -> FloatArray:
+        """The party's estimate of p from ``samples`` samples per debate (its own cost).
+
+        Exact (and free) for deterministic steps and internal coins.
+        """
+        return self._sampler(samples)
+
+
+@dataclass(frozen=True)
+class ForfeitCount:
+    """How many debates a party lost by misbehaving, for one reason."""
+
+    party: str
+    reason: str
+    debates: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return {"party": self.party, "reason": self.reason, "debates": self.debates}
+
+
+class ForfeitLog:
+    """Per-debate forfeits of a lockstep run: who lost which debates, and why."""
+
+    def __init__(self, n: int) -> None:
+        self.by = np.full(n, "", dtype="<U1")
+        self._counts: Counter[tuple[str, str]] = Counter()
+
+    def record(self, party: str, reason: str, rows: IntArray) -> None:
+        """``party`` loses ``rows`` (debates already lost are not counted twice)."""
+        rows = rows[self.by[rows] == ""]
+        if rows.size:
+            self.by[rows] = party
+            self._counts[(party, reason)] += int(rows.size)
+
+    def counts(self) -> tuple[ForfeitCount, ...]:
+        """Counts by party and reason, most frequent first."""
+        return tuple(ForfeitCount(p, r, n) for (p, r), n in self._counts.most_common())
+
+
+class LockstepParty:
+    """V's handle on one party of a lockstep run; a failed call loses the debates it covers.
+
+    Args:
+        name: ``"A"`` or ``"B"``.
+        player: the party's object.
+        machine: the party's copy of the machine (built once).
+        params: the party's copy of the parameters.
+        sampler: the party's sampler.
+        timeout: seconds allowed per call (checked when it returns).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        player: object,
+        machine: StochasticMachine,
+        params: StochasticParams,
+        sampler: Sampler,
+        timeout: float | None = None,
+    ) -> None:
+        self.name, self._player, self.machine = name, player, machine
+        self.params, self.sampler, self._timeout = params, sampler, timeout
+        self._bits = np.zeros((0, machine.length), dtype=np.int8)
+
+    def start(self, debates: int) -> None:
+        """A fresh transcript of A's bits (this party's own copy)."""
+        self._bits = np.zeros((debates, self.machine.length), dtype=np.int8)
+
+    def reveal(self, rows: IntArray, t: int, bits: IntArray) -> None:
+        """Tell the party round ``t``'s bits (written into its own transcript)."""
+        self._bits[rows, t] = bits
+
+    def round(self, t: int, rows: IntArray, values: IntArray, p: FloatArray, claim: int) -> Round:
+        """The party's view of round ``t`` (fresh read-only copies)."""
+        self.sampler.bind(t, rows, values, p)
+        r, v, q = (_frozen(x) for x in (rows, values, p))
+        return Round(
+            t, r, v, self.machine.is_query(t), q, self.params, claim, self.machine,
+            self.sampler, self._bits,
+        )  # fmt: skip
+
+    def call(
+        self,
+        log: ForfeitLog,
+        rows: IntArray,
+        what: str,
+        method: str,
+        args: tuple[Any, ...],
+        parse: Callable[[Any], Any],
+    ) -> Any:
+        """The parsed move, or ``None`` after recording the forfeit of every debate in ``rows``."""
+        start = time.perf_counter()
+        try:
+            raw = getattr(self._player, method)(*args)
+        except BaseException as exc:
+            log.record(self.name, f"{what} raised {describe_exception(exc)}", rows)
+            return None
+        elapsed = time.perf_counter() - start
+        if self._timeout is not None and elapsed > self._timeout:
+            log.record(self.name, f"{what} timed out ({elapsed:.3g}s)", rows)
+            return None
+        try:
+            return parse(raw)
+        except Malformed as exc:
+            log.record(self.name, f"sent a malformed {what}: {exc.reason}", rows)
+            return None
+
+
+def own_copy(x: Any) -> Any:
+    """A party's private copy of an instance or parameter object."""
+    return copy.deepcopy(x)
+
+
+def _frozen(x: NDArray[Any]) -> NDArray[Any]:
+    out = np.array(x, copy=True)
+    out.setflags(write=False)
+    return out
