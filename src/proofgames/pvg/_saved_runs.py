@@ -15,8 +15,8 @@ from torch import nn
 
 from ._bookkeeping import changed_settings
 from .checkpoint import STATE_FILE, load_checkpoint
+from .config import TrainConfig
 from .find_the_plus import FindThePlus
-from .train import TrainConfig
 
 if TYPE_CHECKING:
     from .profiles import Profile
