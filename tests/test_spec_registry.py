@@ -213,3 +213,22 @@ def test_parse_strategy_still_guesses_int_float_or_text_for_callers_without_a_si
     with pytest.raises(RegistryError, match="not KEY=VALUE"):
         parse_strategy("majority:n")
 
+
+def test_pvg_tasks_are_built_from_specs_converted_by_their_constructors():
+    pytest.importorskip("torch")
+    from proofgames.pvg import make_task, parse_task_args
+
+    assert make_task("find-the-plus:size=8,bounded-shifts=yes").init_args()["size"] == 8
+    assert make_task("bec:tokens=5", hidden=7).init_args() == {
+        "tokens": 5,
+        "hidden": 7,
+        "temperature": 1.0,
+    }
+    assert parse_task_args("bec", ["temperature=0.5"]) == {"temperature": 0.5}
+    for pairs, message in [
+        (["tokens=2.5"], "tokens must be int, got '2.5'"),
+        (["temperature=nan"], "temperature must be a finite float"),
+        (["tokenz=3"], r"no argument 'tokenz' \(its arguments: tokens, hidden, temperature\)"),
+    ]:
+        with pytest.raises(SpecError, match=message):
+            parse_task_args("bec", pairs)
