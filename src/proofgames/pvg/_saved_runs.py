@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from torch import nn
 
@@ -17,10 +17,7 @@ from ._bookkeeping import changed_settings
 from .checkpoint import STATE_FILE, load_checkpoint
 from .config import TrainConfig
 from .find_the_plus import FindThePlus
-
-if TYPE_CHECKING:
-    from .profiles import Profile
-
+from .profiles import Profile
 
 #: A finished FindThePlus run's measurements, written into its folder.
 RUN_FILE = "run.json"
