@@ -12,6 +12,10 @@ its own submodules is not a cycle.
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -224,3 +228,32 @@ def test_a_package_importing_its_submodules_is_not_a_cycle(tmp_path):
     graph = import_graph(tmp_path, "pkg")
     assert graph == {"pkg": {"pkg.a"}, "pkg.a": {"pkg.b"}, "pkg.b": set()}
     assert strongly_connected(graph) == []
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "proofgames.machines.examples",
+        "proofgames.machines.turing",
+        "proofgames.machines.sat",
+        "proofgames.machines.screening",
+    ],
+)
+def test_every_example_is_registered_whichever_machines_module_is_imported_first(first):
+    # Each kind registers its examples at the end of its own module; the package imports
+    # them all, so a fresh interpreter sees every kind however it comes in.
+    code = (
+        f"import json, {first}\n"
+        "from proofgames.machines.examples import example_names\n"
+        "print(json.dumps({k: example_names(k) for k in ('tm', 'sat', 'oracle-tm')}))\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    names = json.loads(done.stdout)
+    assert "bb5" in names["tm"]
+    assert names["sat"] == ["sat-php-3-2", "sat-planted-40", "sat-small"]
+    assert names["oracle-tm"] == ["screening", "screening-strict"]
