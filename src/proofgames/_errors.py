@@ -31,3 +31,7 @@ class RegistryError(ProofgamesError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable.
         return str(self.args[0]) if self.args else ""
+
+
+class SpecError(RegistryError, ValueError):
+    """A spec (``name:key=value,...``) is malformed or does not fit its factory's signature."""

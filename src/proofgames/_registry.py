@@ -1,26 +1,63 @@
-"""Registration of strategies by name, with their arguments recorded.
+"""Registries by name, and specs: ``"name:key=value,..."`` texts that build registered items.
 
-A strategy is made by a small factory registered under ``(protocol, role, name)``.  The
-player it returns carries a :class:`StrategySpec` naming the factory and the exact
+A :class:`SpecRegistry` holds factories by name. ``make(text)`` parses a spec, converts each
+value by the annotation of the factory's parameter (``int``, ``float``, ``bool``, ``str``
+or ``X | None``), binds them, calls the factory and returns what it built together with a
+:class:`Spec`: the name and every argument, defaults applied, so a record says exactly
+what was built.  Nothing is guessed or truncated: ``votes=2.5`` for an ``int`` parameter,
+an unknown key, or ``nan`` for a ``float`` is a :class:`~proofgames._errors.SpecError`
+naming the key.
+
+Strategies are registered here too, under ``(protocol, role, name)``. The player a
+strategy factory returns carries a :class:`StrategySpec` naming the factory and the exact
 arguments it was called with, so an outcome record says exactly who played.
 
 Example:
     >>> from proofgames.strategies import make_strategy
     >>> make_strategy("bisection", "A", "flip-step:at=0.25").spec.label
     'flip-step(at=0.25)'
-
+    >>> def coin(p: float = 0.5, flips: int = 1) -> str:
+    ...     return f"{flips} flip(s) of a {p} coin"
+    >>> coins: SpecRegistry[str] = SpecRegistry("coin")
+    >>> _ = coins.add("coin", coin)
+    >>> coins.make("coin:flips=3")
+    ('3 flip(s) of a 0.5 coin', Spec(name='coin', args=(('p', 0.5), ('flips', 3))))
+    >>> coins.make("coin:flips=2.5")
+    Traceback (most recent call last):
+    ...
+    proofgames._errors.SpecError: bad arguments for coin 'coin': flips must be int, got '2.5'
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ._errors import RegistryError
+from ._errors import RegistryError, SpecError
+from ._spec import Parameter, format_value, parse_pairs, parse_spec, spec_parameters
+
+__all__ = [
+    "NameRegistry",
+    "Parameter",
+    "Player",
+    "Spec",
+    "SpecRegistry",
+    "StrategySpec",
+    "is_honest",
+    "make_strategy",
+    "parse_pairs",
+    "parse_spec",
+    "parse_strategy",
+    "register_strategy",
+    "spec_parameters",
+    "strategy_description",
+    "strategy_names",
+]
 
 Item = TypeVar("Item")
+Built = TypeVar("Built")
 
 
 class NameRegistry(Generic[Item]):
@@ -55,6 +92,157 @@ class NameRegistry(Generic[Item]):
 
 
 @dataclass(frozen=True)
+class Spec:
+    """What was built: the registered name and every argument, defaults applied.
+
+    Attributes:
+        name: the registered name.
+        args: ``(keyword, value)`` pairs in the factory's signature order.
+    """
+
+    name: str
+    args: tuple[tuple[str, Any], ...] = ()
+
+    def kwargs(self) -> dict[str, Any]:
+        """The arguments as keywords."""
+        return dict(self.args)
+
+    @property
+    def label(self) -> str:
+        """``name(arg=value, ...)``."""
+        if not self.args:
+            return self.name
+        return f"{self.name}(" + ", ".join(f"{k}={v!r}" for k, v in self.args) + ")"
+
+    def to_text(self, *, omit_none: bool = False) -> str:
+        """The canonical spec ``name:key=value,...``, which parses back to this spec.
+
+        Args:
+            omit_none: leave out arguments that are ``None``.
+        """
+        args = ",".join(
+            f"{k}={format_value(v)}" for k, v in self.args if not (omit_none and v is None)
+        )
+        return f"{self.name}:{args}" if args else self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return {"name": self.name, "args": dict(self.args)}
+
+
+class SpecRegistry(NameRegistry[Callable[..., Built]]):
+    """Factories by name, built from specs ``name:key=value,...``; see the module docstring.
+
+    Every parameter of a factory must be annotated ``int``, ``float``, ``bool``, ``str``
+    or ``X | None`` (checked when it is added). Errors are
+    :class:`~proofgames._errors.SpecError`, both a ``RegistryError`` and a ``ValueError``.
+
+    Args:
+        what: what the factories build, for error messages (e.g. ``"PVG task"``).
+    """
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self._parameters: dict[str, dict[str, Parameter]] = {}
+
+    def add(
+        self, name: str, item: Callable[..., Built], *, nonfinite: Collection[str] = ()
+    ) -> Callable[..., Built]:
+        """Register the factory ``item`` under ``name``.
+
+        Args:
+            name: the registered name.
+            item: the factory.
+            nonfinite: its ``float`` parameters that accept ``nan`` and ``inf``.
+        """
+        parameters = spec_parameters(item, nonfinite)
+        super().add(name, item)
+        self._parameters[name] = parameters
+        return item
+
+    def parameters(self, name: str) -> dict[str, Parameter]:
+        """The spec parameters of the factory registered as ``name``."""
+        self.get(name)
+        return dict(self._parameters[name])
+
+    def convert(self, name: str, raw: Mapping[str, str]) -> dict[str, Any]:
+        """Typed values of the raw ``raw`` values for the factory ``name``; no defaults added.
+
+        Raises:
+            SpecError: an unknown key (the message names the known ones) or a value that
+                does not convert exactly.
+        """
+        parameters = self.parameters(name)
+        out: dict[str, Any] = {}
+        for key, text in raw.items():
+            if key not in parameters:
+                raise self._bad(name, f"it has no argument {key!r} ({self._known(name)})")
+            try:
+                out[key] = parameters[key].convert(text)
+            except ValueError as exc:
+                raise self._bad(name, str(exc)) from None
+        return out
+
+    def bind(self, name: str, values: Mapping[str, Any]) -> Spec:
+        """The :class:`Spec` of calling factory ``name`` with keyword ``values``.
+
+        Raises:
+            SpecError: a key the factory does not take, or a required one missing.
+        """
+        signature = inspect.signature(self.get(name))
+        try:
+            bound = signature.bind(**values)
+        except TypeError as exc:
+            problem = str(exc)
+            unknown = [k for k in values if k not in signature.parameters]
+            if unknown and all(p.kind is not p.VAR_KEYWORD for p in signature.parameters.values()):
+                problem = f"it has no argument {unknown[0]!r} ({self._known(name)})"
+            raise self._bad(name, problem) from None
+        bound.apply_defaults()
+        args: list[tuple[str, Any]] = []
+        for key, value in bound.arguments.items():
+            kind = signature.parameters[key].kind
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                args.extend(value.items())
+            elif kind is not inspect.Parameter.VAR_POSITIONAL:
+                args.append((key, value))
+        return Spec(name, tuple(args))
+
+    def spec(self, text: str, **overrides: Any) -> Spec:
+        """The :class:`Spec` that :meth:`make` would build, without building it.
+
+        ``text`` is parsed and its values converted; ``overrides`` (typed) win over them.
+        """
+        name, raw = parse_spec(text)
+        return self.bind(name, {**self.convert(name, raw), **overrides})
+
+    def make(self, text: str, **overrides: Any) -> tuple[Built, Spec]:
+        """Build what ``text`` (``name`` or ``name:key=value,...``) specifies.
+
+        Args:
+            text: the spec.
+            **overrides: typed keyword arguments given in code; they win over ``text``.
+
+        Returns:
+            What the factory built, and its :class:`Spec`.
+
+        Raises:
+            RegistryError: an unknown name.
+            SpecError: a malformed spec, or arguments that do not fit the factory.
+        """
+        spec = self.spec(text, **overrides)
+        return self.get(spec.name)(**spec.kwargs()), spec
+
+    def _known(self, name: str) -> str:
+        known = ", ".join(self._parameters[name])
+        return f"its arguments: {known}" if known else "it takes none"
+
+    def _bad(self, name: str, problem: str) -> SpecError:
+        return SpecError(f"bad arguments for {self.what} {name!r}: {problem}")
+
+
+# ---------------------------------------------------------------------------- strategies
+@dataclass(frozen=True)
 class StrategySpec:
     """Who played: the registered name and the arguments of its factory."""
 
@@ -66,9 +254,7 @@ class StrategySpec:
     @property
     def label(self) -> str:
         """``name(arg=value, ...)``."""
-        if not self.args:
-            return self.name
-        return f"{self.name}(" + ", ".join(f"{k}={v!r}" for k, v in self.args) + ")"
+        return Spec(self.name, self.args).label
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -83,29 +269,35 @@ class Player:
 
 
 @dataclass(frozen=True)
-class _Entry:
-    factory: Callable[..., Player]
+class _About:
     honest: bool
     description: str
 
 
-_REGISTRY: dict[tuple[str, str, str], _Entry] = {}
+_STRATEGIES: dict[tuple[str, str], SpecRegistry[Player]] = {}
+_ABOUT: dict[tuple[str, str, str], _About] = {}
 P = TypeVar("P", bound=Callable[..., Player])
 
 
 def register_strategy(
     protocol: str, role: str, name: str, *, honest: bool = False
 ) -> Callable[[P], P]:
-    """Register a factory of players for ``protocol`` and ``role`` ("A" or "B")."""
+    """Register a factory of players for ``protocol`` and ``role`` ("A" or "B").
+
+    Its parameters are what a spec ``name:key=value,...`` can set, so each must be
+    annotated ``int``, ``float``, ``bool``, ``str`` or ``X | None``.
+    """
     if role not in ("A", "B"):
         raise RegistryError(f"role must be 'A' or 'B', got {role!r}")
 
     def decorate(factory: P) -> P:
         key = (protocol, role, name)
-        if key in _REGISTRY:
+        if key in _ABOUT:
             raise RegistryError(f"strategy {name!r} is already registered for {protocol} {role}")
+        registry = _STRATEGIES.setdefault((protocol, role), SpecRegistry("strategy"))
+        registry.add(name, factory)
         doc = (inspect.getdoc(factory) or "").split("\n")[0]
-        _REGISTRY[key] = _Entry(factory, honest, doc)
+        _ABOUT[key] = _About(honest, doc)
         return factory
 
     return decorate
@@ -113,8 +305,8 @@ def register_strategy(
 
 def strategy_names(protocol: str, role: str) -> list[str]:
     """Names registered for a protocol and role, honest first."""
-    keys = [k for k in _REGISTRY if k[0] == protocol and k[1] == role]
-    return [k[2] for k in sorted(keys, key=lambda k: (not _REGISTRY[k].honest, k[2]))]
+    keys = [k for k in _ABOUT if k[0] == protocol and k[1] == role]
+    return [k[2] for k in sorted(keys, key=lambda k: (not _ABOUT[k].honest, k[2]))]
 
 
 def strategy_description(protocol: str, role: str, name: str) -> str:
@@ -127,9 +319,9 @@ def is_honest(protocol: str, role: str, name: str) -> bool:
     return _lookup(protocol, role, name).honest
 
 
-def _lookup(protocol: str, role: str, name: str) -> _Entry:
+def _lookup(protocol: str, role: str, name: str) -> _About:
     try:
-        return _REGISTRY[(protocol, role, name)]
+        return _ABOUT[(protocol, role, name)]
     except KeyError:
         known = ", ".join(strategy_names(protocol, role)) or "none"
         raise RegistryError(
@@ -138,18 +330,19 @@ def _lookup(protocol: str, role: str, name: str) -> _Entry:
 
 
 def parse_strategy(text: str) -> tuple[str, dict[str, Any]]:
-    """Split ``"name:key=value,key=value"`` into a name and typed keyword arguments."""
-    name, _, rest = text.partition(":")
-    kwargs: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, raw = item.partition("=")
-        if not eq or not key:
-            raise RegistryError(f"strategy argument {item!r} in {text!r} is not key=value")
-        kwargs[key.strip().replace("-", "_")] = _parse_value(raw.strip())
-    return name.strip(), kwargs
+    """Split ``"name:key=value,..."`` into a name and values guessed as int, float or str.
+
+    For callers without a factory signature to convert by; :meth:`SpecRegistry.make`
+    converts each value by its parameter's annotation instead of guessing.
+
+    Raises:
+        SpecError: the spec is malformed (see :func:`parse_spec`).
+    """
+    name, raw = parse_spec(text)
+    return name, {key: _guess(value) for key, value in raw.items()}
 
 
-def _parse_value(raw: str) -> Any:
+def _guess(raw: str) -> Any:
     for cast in (int, float):
         try:
             return cast(raw)
@@ -159,16 +352,18 @@ def _parse_value(raw: str) -> Any:
 
 
 def make_strategy(protocol: str, role: str, text: str, **kwargs: Any) -> Player:
-    """Build a registered player from ``"name"`` or ``"name:key=value,..."``."""
-    name, parsed = parse_strategy(text)
-    parsed.update(kwargs)
-    entry = _lookup(protocol, role, name)
-    try:
-        bound = inspect.signature(entry.factory).bind(**parsed)
-    except TypeError as exc:
-        raise RegistryError(f"bad arguments for strategy {name!r}: {exc}") from None
-    bound.apply_defaults()
-    player = entry.factory(**parsed)
-    player.spec = StrategySpec(protocol, role, name, tuple(sorted(bound.arguments.items())))
+    """Build a registered player from ``"name"`` or ``"name:key=value,..."``.
+
+    Values are converted by the annotations of the factory's parameters; ``kwargs``
+    (typed, given in code) win over the text.
+
+    Raises:
+        RegistryError: no such strategy for ``protocol`` and ``role``.
+        SpecError: a malformed spec or arguments that do not fit the factory.
+    """
+    name, _ = parse_spec(text)
+    _lookup(protocol, role, name)
+    player, spec = _STRATEGIES[(protocol, role)].make(text, **kwargs)
+    player.spec = StrategySpec(protocol, role, spec.name, tuple(sorted(spec.args)))
     player.work = 0
     return player

@@ -1,8 +1,12 @@
 """Named example computations, registered by name.
 
 Each example records what it is and how many steps it takes, so that the CLI and the
-tests can run it without configuration.  The Busy Beaver champions below are the
-standard ones (step counts include the final transition into the halt state).
+tests can run it without configuration.  This module holds the registry and the plain
+Turing-machine examples; every other example is registered at the end of the module that
+defines its kind (:mod:`~proofgames.machines.sat` and
+:mod:`~proofgames.machines.screening`), and importing :mod:`proofgames.machines` imports
+them all.  The Busy Beaver champions below are the standard ones (step counts include the
+final transition into the halt state).
 """
 
 from __future__ import annotations
@@ -76,67 +80,3 @@ _TM_CHAMPIONS = [
 ]
 for _args in _TM_CHAMPIONS:
     _tm(*_args)
-
-
-# ---------------------------------------------------------------- SAT (witness problems)
-from .sat import SatProblem, planted_3sat  # noqa: E402
-
-SMALL = """c a small satisfiable formula: 5 variables, 7 clauses
-p cnf 5 7
-1 2 -3 0
--1 3 0
--2 4 5 0
-3 -4 0
--5 -1 0
-2 5 0
--3 4 1 0
-"""
-
-PHP_3_2 = """c pigeonhole PHP(3,2): 3 pigeons, 2 holes; p(i,j) = variable 2(i-1)+j
-c unsatisfiable: every pigeon sits in a hole, no hole holds two
-p cnf 6 9
-1 2 0
-3 4 0
-5 6 0
--1 -3 0
--1 -5 0
--3 -5 0
--2 -4 0
--2 -6 0
--4 -6 0
-"""
-
-
-def _sat(name: str, description: str, make: Callable[[], SatProblem], satisfiable: bool) -> None:
-    problem = make()
-    cnf = problem.cnf
-    facts = (
-        ("satisfiable", satisfiable),
-        ("variables", cnf.num_vars),
-        ("clauses", len(cnf.clauses)),
-    )
-    register_example(Example(name, "sat", description, problem.steps, make, facts))
-
-
-_sat(
-    "sat-small",
-    "small satisfiable CNF: 5 variables, 7 clauses",
-    lambda: SatProblem.from_dimacs(SMALL, "sat-small"),
-    satisfiable=True,
-)
-_sat(
-    "sat-php-3-2",
-    "pigeonhole PHP(3,2): 3 pigeons in 2 holes, unsatisfiable",
-    lambda: SatProblem.from_dimacs(PHP_3_2, "sat-php-3-2"),
-    satisfiable=False,
-)
-_sat(
-    "sat-planted-40",
-    "planted random 3-SAT (seed 2023): 40 variables, 170 clauses, satisfiable",
-    lambda: SatProblem(planted_3sat(40, 170, seed=2023), "sat-planted-40"),
-    satisfiable=True,
-)
-
-
-# ------------------------------------------------- oracle Turing machines (register themselves)
-from . import screening as _screening  # noqa: E402, F401

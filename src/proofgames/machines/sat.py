@@ -26,7 +26,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -36,6 +36,7 @@ import numpy as np
 
 from .._errors import ConfigurationError, MachineFormatError, RegistryError
 from .._transcript import ExplicitTranscriptMachine, IntArray, StepFn, TranscriptBuilder, gates
+from .examples import Example, get_example, register_example
 
 
 class WitnessError(ConfigurationError):
@@ -411,11 +412,69 @@ def resolve_sat(spec: str) -> SatProblem:
             return SatProblem.from_dimacs(text, name=path.stem)
         except MachineFormatError as exc:
             raise MachineFormatError(f"{path}: {exc}") from None
-    from .examples import get_example  # here: the registry imports this module
-
     example = get_example(spec)
     if example.kind != "sat":
         raise RegistryError(f"example {spec!r} is a {example.kind} example, not a SAT example")
     problem = example.build()
     assert isinstance(problem, SatProblem)
     return problem
+
+
+# ------------------------------------------------------ SAT examples (witness problems)
+SMALL = """c a small satisfiable formula: 5 variables, 7 clauses
+p cnf 5 7
+1 2 -3 0
+-1 3 0
+-2 4 5 0
+3 -4 0
+-5 -1 0
+2 5 0
+-3 4 1 0
+"""
+
+PHP_3_2 = """c pigeonhole PHP(3,2): 3 pigeons, 2 holes; p(i,j) = variable 2(i-1)+j
+c unsatisfiable: every pigeon sits in a hole, no hole holds two
+p cnf 6 9
+1 2 0
+3 4 0
+5 6 0
+-1 -3 0
+-1 -5 0
+-3 -5 0
+-2 -4 0
+-2 -6 0
+-4 -6 0
+"""
+
+
+def _register(
+    name: str, description: str, make: Callable[[], SatProblem], satisfiable: bool
+) -> None:
+    problem = make()
+    cnf = problem.cnf
+    facts = (
+        ("satisfiable", satisfiable),
+        ("variables", cnf.num_vars),
+        ("clauses", len(cnf.clauses)),
+    )
+    register_example(Example(name, "sat", description, problem.steps, make, facts))
+
+
+_register(
+    "sat-small",
+    "small satisfiable CNF: 5 variables, 7 clauses",
+    lambda: SatProblem.from_dimacs(SMALL, "sat-small"),
+    satisfiable=True,
+)
+_register(
+    "sat-php-3-2",
+    "pigeonhole PHP(3,2): 3 pigeons in 2 holes, unsatisfiable",
+    lambda: SatProblem.from_dimacs(PHP_3_2, "sat-php-3-2"),
+    satisfiable=False,
+)
+_register(
+    "sat-planted-40",
+    "planted random 3-SAT (seed 2023): 40 variables, 170 clauses, satisfiable",
+    lambda: SatProblem(planted_3sat(40, 170, seed=2023), "sat-planted-40"),
+    satisfiable=True,
+)

@@ -9,16 +9,14 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from ._game import Game
 from .checkpoint import TrainingState, save_training_state
+from .config import TrainConfig
+from .registry import make_task
 from .stress import Metrics
 from .task import PVGTask
-
-if TYPE_CHECKING:
-    from .train import TrainConfig
-
 
 #: ``TrainConfig`` fields a resumed run may change: none of them alters the game played.
 RESUMABLE_CHANGES = frozenset(
@@ -102,9 +100,6 @@ def changed_settings(
     Settings added since the save take their defaults; :data:`RESUMABLE_CHANGES` do not
     count. Shared by :func:`check_resumable` and ``reproduce(..., resume=True)``.
     """
-    from .registry import make_task
-    from .train import TrainConfig
-
     changes = []
     before = make_task(saved_task, **saved_args).init_args()
     if (saved_task, before) != (task.name, task.init_args()):

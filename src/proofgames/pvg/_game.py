@@ -6,17 +6,15 @@ Private to :mod:`proofgames.pvg.train`, which documents the formulations.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .config import TrainConfig
 from .stress import ExhaustiveMessages, Metrics
 from .task import ProverOutput, PVGTask
-
-if TYPE_CHECKING:
-    from .train import TrainConfig
 
 
 @runtime_checkable

@@ -9,18 +9,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from torch import nn
 
 from ._bookkeeping import changed_settings
 from .checkpoint import STATE_FILE, load_checkpoint
+from .config import TrainConfig
 from .find_the_plus import FindThePlus
-from .train import TrainConfig
-
-if TYPE_CHECKING:
-    from .profiles import Profile
-
+from .profiles import Profile
 
 #: A finished FindThePlus run's measurements, written into its folder.
 RUN_FILE = "run.json"

@@ -12,15 +12,14 @@ import json
 import os
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch import nn
 
+from .config import TrainConfig, resolve_device
+from .registry import make_task
 from .task import PVGTask
-
-if TYPE_CHECKING:
-    from .train import TrainConfig
 
 FORMAT = 1
 
@@ -75,8 +74,6 @@ def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
 
     ``path`` is ``agents.pt`` or the folder holding it (a training run's ``out_dir``).
     """
-    from .train import resolve_device
-
     path = checkpoint_file(path)
     payload = torch.load(path, map_location=resolve_device(device), weights_only=True)
     if payload.get("format") != FORMAT:
@@ -94,9 +91,6 @@ def _rebuild(
     device: str,
 ) -> Checkpoint:
     """The task (from the registry), both agents in evaluation mode, and the settings."""
-    from .registry import make_task
-    from .train import TrainConfig, resolve_device
-
     target = resolve_device(device)
     task = make_task(name, **task_args)
     prover, verifier = task.make_prover().to(target), task.make_verifier().to(target)
@@ -119,7 +113,7 @@ class TrainingState:
     Attributes:
         task: the task's registered name.
         task_args: its constructor arguments.
-        config: the run's :class:`~proofgames.pvg.train.TrainConfig` as a dict.
+        config: the run's :class:`~proofgames.pvg.config.TrainConfig` as a dict.
         step: game steps played.
         prover_steps: current prover updates per game step (adaptive).
         streak: game steps in a row above the adaptive threshold.

@@ -1,6 +1,6 @@
 """Exhaustive message search against a FindThePlus verifier: its exact worst case.
 
-A :class:`~proofgames.pvg.find_the_plus.PlusVerifier` head reads a glimpse by bilinear
+A :class:`~proofgames.pvg.plus_verifier.PlusVerifier` head reads a glimpse by bilinear
 sampling at a shift chosen from the message, and the verifier's logit is a bias plus one
 linear term per head. When a glimpse's samples lie a whole number of pixels apart (the
 default: 10x10 images, zoom 2 and 5x5 glimpses put them one pixel apart), they all share
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from .find_the_plus import PlusVerifier, pixel_to_shift
+from .plus_verifier import PlusVerifier, pixel_to_shift
 
 __all__ = ["ExhaustiveSearch", "head_scores", "lattice_shifts", "search_messages"]
 

@@ -6,6 +6,8 @@ to the plus's colour. The label is that colour (1 for a plus of 1-pixels). The v
 never sees the whole image: it reads glimpses that its spatial-transformer heads take at
 places chosen from the prover's 32-dimensional message, so an honest prover must say
 *where* the plus is, and a sound verifier accepts only when a glimpse shows one.
+The verifier, :class:`PlusVerifier`, lives in :mod:`proofgames.pvg.plus_verifier` (the
+exhaustive message search builds on it) and is re-exported here.
 
 Example:
     >>> import torch
@@ -31,6 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .exhaustive import search_messages
+from .plus_verifier import PlusVerifier, pixel_to_shift, shift_to_pixel
 from .task import ProverOutput, PVGTask
 
 __all__ = [
@@ -97,20 +101,6 @@ def count_pluses(images: Tensor) -> tuple[Tensor, Tensor]:
     """
     zeros, ones = plus_maps(images)
     return zeros.flatten(1).sum(1), ones.flatten(1).sum(1)
-
-
-def pixel_to_shift(pixel: Tensor, extent: int) -> Tensor:
-    """Normalized translation that centres a glimpse on pixel coordinate ``pixel``.
-
-    Uses the ``align_corners=False`` convention: pixel ``p`` of an axis of ``extent``
-    pixels sits at normalized coordinate ``(2p + 1) / extent - 1``.
-    """
-    return (2.0 * pixel + 1.0) / extent - 1.0
-
-
-def shift_to_pixel(shift: Tensor, extent: int) -> Tensor:
-    """Inverse of :func:`pixel_to_shift`: the (fractional) pixel a glimpse is centred on."""
-    return ((shift + 1.0) * extent - 1.0) / 2.0
 
 
 def _match_count(images: Tensor, planted: Tensor, target: Tensor, gen: torch.Generator) -> None:
@@ -269,88 +259,6 @@ class PlusProver(nn.Module):
         return ProverOutput(message=message, aux_loss=aux)
 
 
-class PlusVerifier(nn.Module):
-    """Spatial-transformer verifier restricted to shifts.
-
-    A linear map turns the message into one translation ``(tx, ty)`` per head (normalized
-    coordinates, ``[-1, 1]`` spans the image). Each head samples a ``glimpse x glimpse``
-    patch through the affine map ``[[1/zoom, 0, tx], [0, 1/zoom, ty]]`` (bilinear,
-    zero padding outside the image, ``align_corners=False``); a linear classifier reads
-    all the glimpses and outputs the logit of P[label 1]. With the defaults (10x10 images,
-    zoom 2, 5x5 glimpses) a head sees half the image's extent at its native resolution,
-    so a shift that points at a pixel yields exactly the 5x5 patch around it.
-
-    Args:
-        size: image side length.
-        message_dim: message size.
-        heads: number of spatial-transformer heads.
-        glimpse: side length of each glimpse, in output samples.
-        zoom: magnification (the glimpse covers ``1/zoom`` of each axis).
-        bounded_shifts: pass the shifts through ``tanh``, so every glimpse centre stays
-            inside the image (the paper lets a head look anywhere, with zero padding; a
-            head that drifts wholly outside sees nothing and its shift gets no gradient).
-    """
-
-    def __init__(
-        self,
-        size: int = 10,
-        message_dim: int = 32,
-        heads: int = 4,
-        glimpse: int = 5,
-        zoom: float = 2.0,
-        bounded_shifts: bool = False,
-    ) -> None:
-        super().__init__()
-        self.size, self.heads, self.glimpse, self.zoom = size, heads, glimpse, zoom
-        self.bounded_shifts = bounded_shifts
-        self.to_shift = nn.Linear(message_dim, 2 * heads)
-        self.classifier = nn.Linear(heads * glimpse * glimpse, 1)
-
-    def shifts(self, message: Tensor) -> Tensor:
-        """Translations ``(n, heads, 2)`` as ``(tx, ty)`` in normalized coordinates."""
-        out: Tensor = self.to_shift(message)
-        if self.bounded_shifts:
-            out = torch.tanh(out)
-        return out.view(-1, self.heads, 2)
-
-    def glimpses_at(self, x: Tensor, shifts: Tensor) -> Tensor:
-        """Glimpses ``(n, k, glimpse, glimpse)`` of images ``x`` at ``shifts`` ``(n, k, 2)``.
-
-        ``k`` is usually the number of heads, but any number of places can be looked at.
-        """
-        n, k, g = x.shape[0], shifts.shape[1], self.glimpse
-        theta = shifts.new_zeros(n * k, 2, 3)
-        theta[:, 0, 0] = theta[:, 1, 1] = 1.0 / self.zoom
-        theta[:, :, 2] = shifts.reshape(-1, 2)
-        grid = F.affine_grid(theta, [n * k, 1, g, g], align_corners=False)
-        # Stack the grids vertically so one grid_sample call serves all places.
-        grid = grid.view(n, k * g, g, 2)
-        out = F.grid_sample(x, grid, padding_mode="zeros", align_corners=False)
-        return out.view(n, k, g, g)
-
-    def glimpses(self, x: Tensor, message: Tensor) -> tuple[Tensor, Tensor]:
-        """Where each head looks for ``message``.
-
-        Returns:
-            ``(glimpses, centres)``: glimpses ``(n, heads, glimpse, glimpse)`` and the
-            glimpse centres ``(n, heads, 2)`` as fractional ``(row, col)`` pixel
-            coordinates.
-        """
-        shifts = self.shifts(message)
-        height, width = x.shape[-2:]
-        centres = torch.stack(
-            [shift_to_pixel(shifts[..., 1], height), shift_to_pixel(shifts[..., 0], width)],
-            dim=-1,
-        )
-        return self.glimpses_at(x, shifts), centres
-
-    def forward(self, x: Tensor, message: Tensor) -> Tensor:
-        """Logits ``(n,)`` of P[label 1] from the glimpses the message points to."""
-        looks = self.glimpses_at(x, self.shifts(message))
-        logits: Tensor = self.classifier(looks.flatten(1))
-        return logits[:, 0]
-
-
 @dataclass(eq=False)
 class FindThePlus(PVGTask):
     """The FindThePlus task.
@@ -478,8 +386,6 @@ class FindThePlus(PVGTask):
 
         See :func:`proofgames.pvg.exhaustive.search_messages`.
         """
-        from .exhaustive import search_messages  # it builds on this module
-
         if not isinstance(verifier, PlusVerifier):
             name = type(verifier).__name__
             raise TypeError(f"exhaustive search needs a PlusVerifier, got {name}")

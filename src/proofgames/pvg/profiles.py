@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .config import TrainConfig
 from .find_the_plus import FindThePlus
 from .registry import task_defaults
 from .stress import StressConfig
-from .train import TrainConfig
 
 
 def _paper_table(messages_precision: float) -> dict[tuple[str, str, str], float]:

@@ -15,10 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .._readme import replace_block
@@ -310,10 +308,22 @@ def _mean(rows: list[dict[str, Any]], key: str) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
+def _figure(rows: int, cols: int, size: tuple[float, float], **kwargs: Any) -> tuple[Figure, Any]:
+    """A figure and its axes, drawn by Agg when saved.
+
+    Built with the object API rather than :mod:`matplotlib.pyplot`, so that neither the
+    backend nor pyplot's list of open figures changes: importing or plotting leaves the
+    caller's matplotlib as it was.
+    """
+    fig = Figure(figsize=size)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(rows, cols, **kwargs)
+
+
 def plot_bec_dynamics(trace: dict[str, Any], path: Path) -> None:
     """Figure 2: prover log-probabilities, verifier logits per token, verifier accuracy."""
     steps = trace["steps"]
-    fig, axes = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
+    fig, axes = _figure(3, 1, (8, 9), sharex=True)
     tokens = len(trace["verifier_logits"][0])
     for bit, style in ((0, "--"), (1, "-")):
         for token in range(tokens):
@@ -350,12 +360,11 @@ def plot_bec_dynamics(trace: dict[str, Any], path: Path) -> None:
     axes[2].set_ylim(0.4, 1.02)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def plot_formulations(formulations: dict[str, list[dict[str, Any]]], path: Path) -> None:
     """Erasure fraction and information bits over training, per formulation and seed."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, axes = _figure(1, 2, (10, 3.8))
     for index, (name, runs) in enumerate(formulations.items()):
         for j, run in enumerate(runs):
             curve = run["curve"]
@@ -377,12 +386,11 @@ def plot_formulations(formulations: dict[str, list[dict[str, Any]]], path: Path)
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def plot_learning(curves: list[dict[str, Any]], path: Path) -> None:
     """FindThePlus: verifier accuracy and frozen accuracy against optimized messages."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, axes = _figure(1, 2, (10, 3.8))
     for curve in curves:
         color = "C0" if curve["training"] == "pvg" else "C3"
         label = f"{curve['training']} seed {curve['seed']}"
@@ -417,7 +425,6 @@ def plot_learning(curves: list[dict[str, Any]], path: Path) -> None:
     axes[1].legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def plot_gaze(gaze: dict[str, Any], path: Path) -> None:
@@ -425,7 +432,7 @@ def plot_gaze(gaze: dict[str, Any], path: Path) -> None:
     images, glimpses, centres = gaze["images"], gaze["glimpses"], gaze["centres"]
     n, heads = len(images), len(glimpses[0])
     size, side = len(images[0]), len(glimpses[0][0])
-    fig, axes = plt.subplots(heads + 1, n, figsize=(1.7 * n, 1.7 * (heads + 1)))
+    fig, axes = _figure(heads + 1, n, (1.7 * n, 1.7 * (heads + 1)))
     for i in range(n):
         ax = axes[0][i]
         ax.imshow(images[i], cmap="coolwarm", vmin=0, vmax=1)
@@ -456,7 +463,6 @@ def plot_gaze(gaze: dict[str, Any], path: Path) -> None:
         ax.set_yticks([])
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def update_readme(readme: Path, summary: str) -> bool:

@@ -1,0 +1,176 @@
+"""The settings of a Prover-Verifier Games training run: :class:`TrainConfig`.
+
+Kept apart from the training loop (:mod:`proofgames.pvg.train`) so that the game, the
+bookkeeping and the checkpoints, which all read the settings, need not import the loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+
+from .stress import ALL_ATTACKS, ATTACKS, StressConfig
+
+__all__ = ["BEST_RESPONSES", "FORMULATIONS", "TrainConfig", "resolve_device"]
+
+FORMULATIONS = ("simultaneous", "prover-first", "verifier-first", "collaborative")
+BEST_RESPONSES = ("auto", "closed-form", "trained")
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run (paper defaults for BEC).
+
+    Attributes:
+        formulation: one of :data:`FORMULATIONS`.
+        steps: game steps (one leader round each; see :mod:`proofgames.pvg.train`).
+        batch_size: instances per gradient step.
+        lr: Adam learning rate of the prover, and of the verifier unless
+            ``verifier_lr`` is set (PyTorch's other Adam defaults).
+        verifier_lr: the verifier's own learning rate (the paper's proof of Theorem 4
+            assumes the verifier learns faster than the prover).
+        verifier_steps: verifier updates per game step (default 1 for verifier-first,
+            else 5).
+        prover_steps: prover updates per game step (default 5 for verifier-first, else 1).
+            In verifier-first play against the exact prover it may be 0: the verifier
+            trains alone (the prover network only serves the logs), and the adaptive
+            rule is off.
+        adaptive_threshold: if set, add one prover step per game step whenever the
+            verifier's training accuracy stayed above this for ``adaptive_window`` game
+            steps, up to ``max_prover_steps``.
+        adaptive_window: see ``adaptive_threshold``.
+        max_prover_steps: see ``adaptive_threshold``.
+        pretrain_steps: prover steps on the task's auxiliary losses before the game.
+        label_smoothing: ``s``: the verifier's targets are ``y (1 - s) + s / 2``.
+        aux_weight: weight of the prover's auxiliary losses during the game.
+        best_response: how the leader sees the follower. Prover-first:
+            ``"closed-form"`` uses the verifier's exact best response (needs a task with
+            :class:`~proofgames.pvg.train.ClosedFormResponse`, BEC); verifier-first:
+            ``"closed-form"`` trains the verifier against the prover's exact best
+            response (needs a task with :class:`~proofgames.pvg.stress.ExhaustiveMessages`:
+            FindThePlus, FindTheNeedle).
+            ``"trained"`` uses the trained follower network; ``"auto"`` the exact
+            response when the task has one. Ignored by the other formulations.
+        seed: seeds weight init, Gumbel noise and the data.
+        device: ``"auto"`` (CUDA if available, else CPU), ``"cpu"``, ``"cuda"``, ...
+        eval_size: size of the fixed evaluation batch.
+        log_every: game steps between metric rows (the last step is always logged).
+        stress_every: if positive, stress-test the verifier every this many game steps
+            (and at the end), logging precision and recall per attack.
+        stop_when_sound: stop at the first stress test with precision = recall = 1
+            against every attack run.
+        stress_attacks: which attacks those stress tests run (from
+            :data:`~proofgames.pvg.stress.ALL_ATTACKS`; the paper's two by default).
+        keep_best: if set to an attack name, return (and checkpoint) the agents of the
+            stress test with the highest verifier accuracy against that attack instead
+            of the last ones -- the paper's model selection for FindThePlus (Appendix
+            E.2, ``"messages"``).
+        stress: settings of those stress tests.
+        out_dir: where to write ``agents.pt``, ``config.json`` and ``metrics.jsonl``
+            (nothing is written if omitted).
+        checkpoint_every: if positive, write the training state (``state.pt`` in
+            ``out_dir``) every this many game steps and at the end, so that
+            :func:`train` can resume the run exactly.
+        tensorboard: also log every metric row as TensorBoard scalars under
+            ``out_dir/tensorboard`` (needs the ``tensorboard`` package:
+            ``pip install 'proofgames[tensorboard]'``).
+        progress: show a progress bar on a terminal.
+    """
+
+    formulation: str = "simultaneous"
+    steps: int = 1000
+    batch_size: int = 2000
+    lr: float = 3e-4
+    verifier_lr: float | None = None
+    verifier_steps: int | None = None
+    prover_steps: int | None = None
+    adaptive_threshold: float | None = None
+    adaptive_window: int = 20
+    max_prover_steps: int = 15
+    pretrain_steps: int = 0
+    label_smoothing: float = 0.05
+    aux_weight: float = 1.0
+    best_response: str = "auto"
+    seed: int = 0
+    device: str = "auto"
+    eval_size: int = 2000
+    log_every: int = 10
+    stress_every: int = 0
+    stop_when_sound: bool = False
+    stress_attacks: tuple[str, ...] = ATTACKS
+    keep_best: str | None = None
+    stress: StressConfig = field(default_factory=StressConfig)
+    out_dir: str | None = None
+    checkpoint_every: int = 0
+    tensorboard: bool = False
+    progress: bool = True
+
+    def step_counts(self) -> tuple[int, int]:
+        """``(verifier_steps, prover_steps)`` per game step, defaults filled in."""
+        leader_is_verifier = self.formulation == "verifier-first"
+        v = (
+            self.verifier_steps
+            if self.verifier_steps is not None
+            else (1 if leader_is_verifier else 5)
+        )
+        p = self.prover_steps if self.prover_steps is not None else (5 if leader_is_verifier else 1)
+        return v, p
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` on an inconsistent configuration."""
+        if self.formulation not in FORMULATIONS:
+            raise ValueError(f"formulation {self.formulation!r} not in {FORMULATIONS}")
+        if self.best_response not in BEST_RESPONSES:
+            raise ValueError(f"best_response {self.best_response!r} not in {BEST_RESPONSES}")
+        if self.steps < 1 or self.batch_size < 1 or self.eval_size < 1 or self.log_every < 1:
+            raise ValueError("steps, batch_size, eval_size and log_every must be positive")
+        verifier_steps, prover_steps = self.step_counts()
+        exact_follower = self.formulation == "verifier-first" and self.best_response != "trained"
+        if verifier_steps < 1 or prover_steps < (0 if exact_follower else 1):
+            raise ValueError(
+                "verifier_steps and prover_steps must be positive (prover_steps may be 0 "
+                "only in verifier-first play against the exact prover)"
+            )
+        unknown = [a for a in self.stress_attacks if a not in ALL_ATTACKS]
+        if unknown or not self.stress_attacks:
+            raise ValueError(f"stress_attacks must be a non-empty subset of {ALL_ATTACKS}")
+        if self.keep_best is not None:
+            if self.keep_best not in self.stress_attacks:
+                raise ValueError(
+                    f"keep_best={self.keep_best!r} must be one of stress_attacks "
+                    f"{self.stress_attacks}"
+                )
+            if self.stress_every < 1:
+                raise ValueError("keep_best needs stress tests: set stress_every > 0")
+        if self.lr <= 0 or (self.verifier_lr is not None and self.verifier_lr <= 0):
+            raise ValueError("lr and verifier_lr must be positive")
+        if self.checkpoint_every < 0:
+            raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
+        if self.checkpoint_every and self.out_dir is None:
+            raise ValueError("checkpoint_every needs out_dir (where state.pt is written)")
+        if self.tensorboard and self.out_dir is None:
+            raise ValueError("tensorboard needs out_dir (where its event files are written)")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        """Inverse of :meth:`to_dict`."""
+        values = dict(data)
+        values["stress"] = StressConfig(**values.get("stress", {}))
+        if "stress_attacks" in values:
+            values["stress_attacks"] = tuple(values["stress_attacks"])
+        return cls(**values)
+
+
+def resolve_device(name: str) -> torch.device:
+    """``"auto"`` means CUDA when available, else CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
