@@ -351,6 +351,18 @@ def _guess(raw: str) -> Any:
     return raw
 
 
+def check_instance(player: Player, instance: Any) -> None:
+    """Run a registered strategy's own size check on ``instance`` before any play.
+
+    Strategies with limits (the exact optimal ones) define ``check_instance``; it raises a
+    :class:`~proofgames.ProofgamesError` naming the limit, so a run that cannot be played is
+    refused up front instead of ending as a forfeit.
+    """
+    check = getattr(type(player), "check_instance", None)
+    if check is not None:
+        check(player, instance)
+
+
 def make_strategy(protocol: str, role: str, text: str, **kwargs: Any) -> Player:
     """Build a registered player from ``"name"`` or ``"name:key=value,..."``.
 

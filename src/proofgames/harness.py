@@ -27,7 +27,7 @@ from ._errors import ProofgamesError
 from .protocols import Batch, Outcome, get_protocol, protocol_names
 from .protocols._catalog import Instance, Options, ProtocolInfo
 from .protocols._lockstep import ForfeitLog
-from .strategies import make_strategy
+from .strategies import check_instance, make_strategy
 
 __all__ = ["Instance", "Options", "play", "play_batch", "resolve_instance"]
 ISOLATIONS = ("in-process", "process")
@@ -55,12 +55,22 @@ def resolve_instance(protocol: str, spec: str | None = None, steps: int | None =
     return _instances.resolve(info.instance, spec, steps)
 
 
-def build_player(protocol: str, role: str, player: Player, default: str) -> object:
-    """A player from a registered spec string, or the object itself."""
+def build_player(
+    protocol: str, role: str, player: Player, default: str, instance: Instance | None = None
+) -> object:
+    """A player from a registered spec string (its limits checked on ``instance``), or the object.
+
+    Raises:
+        ProofgamesError: for an unknown strategy, bad arguments, or an instance beyond the
+            strategy's limits (raised before play, never a forfeit).
+    """
     if player is None:
         player = default
     if isinstance(player, str):
-        return make_strategy(protocol, role, player)
+        built = make_strategy(protocol, role, player)
+        if instance is not None:
+            check_instance(built, instance.target)
+        return built
     return player
 
 
@@ -178,7 +188,8 @@ def _prepare(
     da, db = default_players(protocol, inst, claim)
     if isolation == "process":  # the isolation layer builds its own players from specs
         return info, inst, claim, a if a is not None else da, b if b is not None else db
-    return info, inst, claim, build_player(protocol, "A", a, da), build_player(protocol, "B", b, db)
+    pa = build_player(protocol, "A", a, da, inst)
+    return info, inst, claim, pa, build_player(protocol, "B", b, db, inst)
 
 
 def _one_by_one(
@@ -199,8 +210,8 @@ def _one_by_one(
     da, db = default_players(protocol, inst, claim)
     first: Outcome | None = None
     for i, s in enumerate(seeds):
-        pa = _fresh(protocol, "A", given[0], da)
-        pb = _fresh(protocol, "B", given[1], db)
+        pa = _fresh(protocol, "A", given[0], da, inst)
+        pb = _fresh(protocol, "B", given[1], db, inst)
         out = run(inst, claim, pa, pb, replace(opts, seed=int(s.generate_state(1)[0])))
         first = first or out
         verdicts[i] = out.verdict
@@ -219,11 +230,11 @@ def _one_by_one(
     )  # fmt: skip
 
 
-def _fresh(protocol: str, role: str, given: Player, default: str) -> object:
+def _fresh(protocol: str, role: str, given: Player, default: str, inst: Instance) -> object:
     import copy
 
     if given is None or isinstance(given, str):
-        return build_player(protocol, role, given, default)
+        return build_player(protocol, role, given, default, inst)
     return copy.deepcopy(given)
 
 

@@ -59,8 +59,8 @@ class Sampler:
         self._round: tuple[int, IntArray, IntArray, FloatArray] | None = None
 
     def bind(self, t: int, rows: IntArray, values: IntArray, p: FloatArray) -> None:
-        """Point the sampler at round ``t`` (private copies of the round's data)."""
-        self._round = (t, rows.copy(), values.copy(), p.copy())
+        """Point the sampler at round ``t`` (arrays the sampler's owner alone holds)."""
+        self._round = (t, rows, values, p)
 
     def __call__(self, samples: object, subset: NDArray[np.bool_] | None = None) -> FloatArray:
         """Estimates of p for the running debates from ``samples`` samples each.
@@ -137,7 +137,7 @@ class Round:
     @property
     def prefix(self) -> IntArray:
         """A's bits so far for the running debates, shape ``(n, t)`` (a copy)."""
-        return np.asarray(self._bits[self.rows, : self.t], dtype=np.int64)
+        return np.asarray(self._bits[: self.t, self.rows].T, dtype=np.int64)
 
     @property
     def n(self) -> int:
@@ -207,20 +207,20 @@ class LockstepParty:
     ) -> None:
         self.name, self._player, self.machine = name, player, machine
         self.params, self.sampler, self._timeout = params, sampler, timeout
-        self._bits = np.zeros((0, machine.length), dtype=np.int8)
+        self._bits = np.zeros((machine.length, 0), dtype=np.int8)  # time-major
 
     def start(self, debates: int) -> None:
         """A fresh transcript of A's bits (this party's own copy)."""
-        self._bits = np.zeros((debates, self.machine.length), dtype=np.int8)
+        self._bits = np.zeros((self.machine.length, debates), dtype=np.int8)
 
     def reveal(self, rows: IntArray, t: int, bits: IntArray) -> None:
         """Tell the party round ``t``'s bits (written into its own transcript)."""
-        self._bits[rows, t] = bits
+        self._bits[t, rows] = bits
 
     def round(self, t: int, rows: IntArray, values: IntArray, p: FloatArray, claim: int) -> Round:
-        """The party's view of round ``t`` (fresh read-only copies)."""
-        self.sampler.bind(t, rows, values, p)
+        """The party's view of round ``t`` (fresh read-only copies, shared with its sampler)."""
         r, v, q = (_frozen(x) for x in (rows, values, p))
+        self.sampler.bind(t, r, v, q)
         return Round(
             t, r, v, self.machine.is_query(t), q, self.params, claim, self.machine,
             self.sampler, self._bits,

@@ -171,7 +171,7 @@ def play_stochastic_batch(
     v_sampler = Sampler(machine, sampling, rng["SV"], counts["V"], ledgers["V"].view("V"), budget)
     pa.start(n)
     pb.start(n)
-    bits = np.zeros((n, steps), dtype=np.int8)
+    bits = np.zeros((steps, n), dtype=np.int8)  # time-major: a round writes one row
     verdicts = np.zeros(n, dtype=np.int64)
     aborts = np.full(n, -1, dtype=np.int64)
     log = ForfeitLog(n)
@@ -181,10 +181,10 @@ def play_stochastic_batch(
         if active.size == 0:
             break
         rel = np.asarray(machine.relevant(t), dtype=np.int64)
-        values = bits[np.ix_(active, rel)].astype(np.int64)
+        values = np.ascontiguousarray(bits[np.ix_(rel, active)].T, dtype=np.int64)
         p = machine.probability_batch(t, values)
         a_t, ann, stop = _moves(pa, pb, log, active, t, values, p, claim, params, rng)
-        bits[active, t] = a_t
+        bits[t, active] = a_t
         pa.reveal(active, t, a_t)
         pb.reveal(active, t, a_t)
         lost = log.by[active] != ""
@@ -212,7 +212,7 @@ def play_stochastic_batch(
                 }
             )
         active = active[~(lost | checked)]
-    verdicts[active] = (bits[active, steps - 1] == claim).astype(np.int64)
+    verdicts[active] = (bits[steps - 1, active] == claim).astype(np.int64)
     return Batch(
         NAME,
         machine.name,

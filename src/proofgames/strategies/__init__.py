@@ -3,6 +3,7 @@
 from .._registry import (
     Player,
     StrategySpec,
+    check_instance,
     is_honest,
     make_strategy,
     parse_strategy,
@@ -18,6 +19,7 @@ from . import witness as _witness  # noqa: F401  (registers)
 
 __all__ = [
     "Player",
+    "check_instance",
     "StrategySpec",
     "is_honest",
     "make_strategy",

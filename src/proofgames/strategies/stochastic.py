@@ -13,8 +13,11 @@ honest opponent (:mod:`proofgames.stochastic.optimal`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from .._errors import ProtocolError
 from .._registry import Player, register_strategy
 from .._transcript import IntArray
 from ..protocols.stochastic import BoolArray, Round, StochasticA, StochasticB
@@ -206,6 +209,10 @@ class _OptimalA(Player, StochasticA):
         self.grid = grid
         self._policy: OptimalPolicy | None = None
 
+    def check_instance(self, machine: Any) -> None:
+        """Refuse, before play, a machine too long for the exact search."""
+        _check_optimal(machine)
+
     def announce(self, r: Round, rng: np.random.Generator) -> FloatArray:
         if self._policy is None:
             self._policy = optimal_liar(r.machine, r.params, r.claim, self.grid)
@@ -218,6 +225,10 @@ class _OptimalB(Player, StochasticB):
     def __init__(self, quantiles: int) -> None:
         self.quantiles = quantiles
         self._policy: OptimalPolicy | None = None
+
+    def check_instance(self, machine: Any) -> None:
+        """Refuse, before play, a machine too long for the exact search."""
+        _check_optimal(machine)
 
     def abort(self, r: Round, rng: np.random.Generator, announced: FloatArray,
               bits: IntArray | None) -> BoolArray:  # fmt: skip
@@ -232,6 +243,21 @@ class _OptimalB(Player, StochasticB):
         else:
             cont = np.where(bits == 1, v1, v0)
         return np.asarray(accept < cont, dtype=np.bool_)
+
+
+def _check_optimal(target: Any) -> None:
+    """A machine, or every M(x, w) of a witness problem, must be short enough to search."""
+    machines = (
+        [target.machine(w) for w in target.candidates()]
+        if hasattr(target, "candidates")
+        else [target]
+    )
+    for machine in machines:
+        if machine.length > MAX_STEPS:
+            raise ProtocolError(
+                f"the optimal strategies search every history: {machine.name} has T = "
+                f"{machine.length} > {MAX_STEPS} steps"
+            )
 
 
 @register_strategy(P, "A", "optimal")

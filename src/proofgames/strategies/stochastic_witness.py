@@ -37,6 +37,13 @@ class _WitnessA(Player, StochasticA):
         best = int(np.argmax(score) if self.pick == "best" else np.argmin(score))
         return [cands[best]] * n
 
+    def check_instance(self, problem: Any) -> None:
+        """Refuse, before play, a problem the inner strategy cannot play."""
+        check = getattr(self.inner, "check_instance", None)
+        if check is not None:
+            for w in problem.candidates():
+                check(problem.machine(w))
+
     def announce(self, r: Round, rng: np.random.Generator) -> object:
         return self.inner.announce(r, rng)
 
