@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 from scipy import stats
 
-from .._errors import MachineFormatError, RegistryError
-from .._registry import NameRegistry, parse_strategy
+from .._errors import MachineFormatError
+from .._registry import SpecRegistry
 from .._transcript import IntArray, gates
 from .lipschitz import (
     exact_lipschitz,
@@ -49,21 +48,16 @@ __all__ = [
 Factory = TypeVar("Factory", bound=Callable[..., StochasticMachine])
 
 
-@dataclass(frozen=True)
-class _Entry:
-    factory: Callable[..., StochasticMachine]
-    description: str
-
-
-_MACHINES: NameRegistry[_Entry] = NameRegistry("stochastic machine")
+_MACHINES: SpecRegistry[StochasticMachine] = SpecRegistry("stochastic machine")
+_DESCRIPTIONS: dict[str, str] = {}
 
 
 def register_stochastic_machine(name: str) -> Callable[[Factory], Factory]:
-    """Register a factory (keyword parameters with defaults) under ``name``."""
+    """Register a factory (annotated keyword parameters with defaults) under ``name``."""
 
     def decorate(factory: Factory) -> Factory:
-        doc = (inspect.getdoc(factory) or "").split("\n")[0]
-        _MACHINES.add(name, _Entry(factory, doc))
+        _MACHINES.add(name, factory)
+        _DESCRIPTIONS[name] = (inspect.getdoc(factory) or "").split("\n")[0]
         return factory
 
     return decorate
@@ -76,42 +70,26 @@ def stochastic_machine_names() -> list[str]:
 
 def stochastic_machine_description(name: str) -> str:
     """First line of the factory's docstring."""
-    return _MACHINES.get(name).description
+    _MACHINES.get(name)
+    return _DESCRIPTIONS[name]
 
 
 def make_stochastic_machine(spec: str) -> StochasticMachine:
     """Build a registered machine from ``"name"`` or ``"name:key=value,..."``.
 
-    The machine's ``name`` is the canonical spec, with every default filled in.
+    Values convert by the factory's annotations (``n=2.5`` is refused for an integer, not
+    truncated); unknown keys are refused naming the known ones.  The machine's ``name`` is
+    the canonical spec, with every default filled in.
 
     Raises:
         RegistryError: unknown machine, unknown parameter, or malformed spec.
         MachineFormatError: a parameter value out of range (e.g. ``p`` outside ``[0, 1]``).
     """
     try:
-        name, kwargs = parse_strategy(spec)
-    except RegistryError:
-        raise RegistryError(
-            f"bad machine spec {spec!r}: parameters are key=value pairs after ':', "
-            "e.g. 'majority:n=5,p=0.6'"
-        ) from None
-    entry = _MACHINES.get(name)
-    signature = inspect.signature(entry.factory)
-    try:
-        bound = signature.bind(**kwargs)
-    except TypeError:
-        unknown = sorted(set(kwargs) - set(signature.parameters))
-        raise RegistryError(
-            f"stochastic machine {name!r} has no parameter {', '.join(unknown)} (in {spec!r}); "
-            f"its parameters: {', '.join(signature.parameters)}"
-        ) from None
-    bound.apply_defaults()
-    try:
-        machine = entry.factory(**bound.arguments)
+        machine, recorded = _MACHINES.make(spec)
     except MachineFormatError as exc:
         raise MachineFormatError(f"{spec!r}: {exc}") from None
-    args = ",".join(f"{k}={v}" for k, v in bound.arguments.items() if v is not None)
-    machine.name = f"{name}:{args}" if args else name
+    machine.name = recorded.to_text(omit_none=True)
     return machine
 
 
