@@ -700,3 +700,17 @@ def test_a_strategy_beyond_its_limits_is_refused_before_play_not_scored():
         play("stochastic", "copy-chain:t=100", claim=1, a="optimal")
     with pytest.raises(ProtocolError, match="T = 100 > 14"):
         play_batch("stochastic", "copy-chain:t=100", claim=1, b="optimal", debates=10)
+
+
+def test_an_oversized_answer_is_refused_before_v_copies_it(bb2):
+    import tracemalloc
+
+    huge = np.zeros(5_000_000, dtype=np.int64)  # 40 MB, sent for a handful of positions
+    tracemalloc.start()
+    out = play_cross_examination(
+        TableauTranscript(bb2, 6), 1, Entries(lambda v: huge), honest(CX, "B")
+    )
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert out.forfeit == "A" and "shape" in out.reason
+    assert peak < huge.nbytes / 4  # V never made its own copy of the 40 MB

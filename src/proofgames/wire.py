@@ -108,12 +108,16 @@ def as_bytes(x: object, what: str) -> bytes:
 def as_int_array(x: object, shape: tuple[int, ...], what: str) -> IntArray:
     """A read-only ``int64`` copy of an integer array or list of ints, of ``shape``."""
     if type(x) is np.ndarray:
+        if x.shape != shape:  # checked before any copy: an oversized answer costs V nothing
+            raise Malformed(f"{what} must have shape {shape}, got {x.shape}")
         if x.dtype.kind not in "iu":
             raise Malformed(f"{what} must be integers, got an array of dtype {x.dtype}")
         if x.dtype == np.uint64 and x.size and int(x.max()) >= 2**63:
             raise Malformed(f"{what} holds an integer too large for int64")
         out = np.array(x, dtype=np.int64, copy=True)
     elif type(x) in (list, tuple):
+        if len(shape) != 1 or len(x) != shape[0]:  # type: ignore[arg-type]
+            raise Malformed(f"{what} must be a list of {math.prod(shape)} integers")
         try:
             out = np.array(_plain_ints(x, what), dtype=np.int64)  # type: ignore[arg-type]
         except OverflowError:
@@ -139,10 +143,14 @@ def as_positions(x: object, what: str) -> IntArray:
 def as_float_array(x: object, n: int, what: str) -> FloatArray:
     """A read-only ``float64`` copy of ``n`` numbers (non-finite values are kept, as NaN/inf)."""
     if type(x) is np.ndarray:
+        if x.shape != (n,):
+            raise Malformed(f"{what} must hold {n} numbers, got shape {x.shape}")
         if x.dtype.kind not in "iuf" or x.dtype.itemsize > 8:
             raise Malformed(f"{what} must be numbers, got an array of dtype {x.dtype}")
         out = np.array(x, dtype=np.float64, copy=True)
     elif type(x) in (list, tuple):
+        if len(x) != n:  # type: ignore[arg-type]
+            raise Malformed(f"{what} must hold {n} numbers, got {len(x)}")  # type: ignore[arg-type]
         items = list(x)  # type: ignore[call-overload]
         for i, v in enumerate(items):
             if type(v) not in (int, float, *_NUMPY_FLOATS, *_NUMPY_INTS):
