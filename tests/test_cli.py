@@ -206,3 +206,17 @@ def test_options_a_protocol_does_not_take_are_refused_not_ignored():
     assert res.exit_code == 2 and "--steps applies only to" in res.output
     res = run("debate", "stochastic-witness", "--claim", "0")
     assert res.exit_code == 2 and "claim" in res.output
+
+
+def test_a_program_plays_from_the_cli_under_process_isolation():
+    import sys
+
+    cmd = f"exec:{sys.executable} examples/standalone_bisection_prover.py"
+    res = run("debate", "bisection", "-m", "bb3", "--isolation", "process", "--prover-a", cmd,
+              "--prover-b", "honest", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["winner"] == "A" and out["isolation"] == "process"
+    assert out["prover_a"]["name"] == "program:standalone_bisection_prover.py"
+    res = run("debate", "bisection", "--prover-a", cmd)
+    assert res.exit_code == 2 and "needs --isolation process" in " ".join(res.output.split())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -84,6 +85,18 @@ def outcome_table(out: Outcome, truth: int | None) -> Table:
     return table
 
 
+def _program(spec: str | None, isolation: str) -> str | list[str] | None:
+    """``exec:COMMAND`` names a program to run as the prover (process isolation only)."""
+    if spec is None or not spec.startswith("exec:"):
+        return spec
+    if isolation != "process":
+        raise ProofgamesError(f"{spec!r} runs a program: it needs --isolation process")
+    command = shlex.split(spec[5:])
+    if not command:
+        raise ProofgamesError("exec: needs a command, e.g. exec:'python3 my_prover.py'")
+    return command
+
+
 @app.command()
 def debate(
     protocol: Annotated[
@@ -105,8 +118,14 @@ def debate(
         int | None, typer.Option("--steps", "-T", help="T (default: the example's)")
     ] = None,
     claim: Annotated[int | None, typer.Option(help="what A asserts (default: the truth)")] = None,
-    prover_a: Annotated[str | None, typer.Option("--prover-a", help="strategy[:k=v,...]")] = None,
-    prover_b: Annotated[str | None, typer.Option("--prover-b", help="strategy[:k=v,...]")] = None,
+    prover_a: Annotated[
+        str | None,
+        typer.Option("--prover-a", help="strategy[:k=v,...], or exec:COMMAND (with process)"),
+    ] = None,
+    prover_b: Annotated[
+        str | None,
+        typer.Option("--prover-b", help="strategy[:k=v,...], or exec:COMMAND (with process)"),
+    ] = None,
     seed: Annotated[int, typer.Option(help="root seed of every random choice")] = 0,
     params: Annotated[
         str | None, typer.Option(help="stochastic protocols: paper (default) | lean | FILE.json")
@@ -129,10 +148,11 @@ def debate(
     if timeout is not None and not timeout > 0:
         _fail(f"--timeout must be a positive number of seconds, got {timeout}")
     try:
+        a, b = _program(prover_a, isolation), _program(prover_b, isolation)
         inst = resolve_instance(protocol, machine, steps)
         with _progress(not as_json, "simulating") as progress:
             out = play(
-                protocol, inst, claim, prover_a, prover_b, seed=seed, isolation=isolation,
+                protocol, inst, claim, a, b, seed=seed, isolation=isolation,
                 timeout=timeout, params=params, progress=progress,
             )  # fmt: skip
     except ProofgamesError as exc:

@@ -248,6 +248,14 @@ class Party:
         raise AssertionError("unreachable")  # pragma: no cover
 
     @property
+    def reported_queries(self) -> int:
+        """Oracle queries a party in its own process reports (V cannot count them itself)."""
+        if not getattr(type(self._player), "isolated", False):
+            return 0
+        q = getattr(self._player, "queries", 0)
+        return q if type(q) is int and q >= 0 else 0
+
+    @property
     def work(self) -> int:
         """Machine steps the party reports having simulated (self-reported; 0 if not an int)."""
         try:
@@ -373,7 +381,10 @@ class Debate:
     ) -> Outcome:
         """Close the debate: log V's verdict and assemble the record with every cost."""
         self.say(self.messages[-1].round if self.messages else 0, "V", "verdict", verdict)
-        party_counts = {p: ledger.counts()[p] for p, ledger in self._party_ledgers.items()}
+        party_counts = {
+            p: ledger.counts()[p] + self.parties[p].reported_queries
+            for p, ledger in self._party_ledgers.items()
+        }
         costs = Costs(
             rounds=rounds,
             verifier_reads=reads,

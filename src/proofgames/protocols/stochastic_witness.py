@@ -78,12 +78,16 @@ class StochasticWitnessProblem(Protocol):
         """Every well-formed witness (the honest prover searches them)."""
 
 
-def fresh_player(player: object, protocol: str, role: str) -> object:
+def fresh_player(player: object, protocol: str, role: str, witness: bytes | None = None) -> object:
     """A new player like ``player``: rebuilt from its registered spec, else a deep copy.
 
     Each witness's debate gets its own, so nothing a player cached for one machine (say,
-    an optimal policy) is played on another.
+    an optimal policy) is played on another.  A player in its own process gets a new
+    process that plays on M(x, ``witness``).
     """
+    fresh = getattr(type(player), "fresh", None)
+    if getattr(type(player), "isolated", False) and fresh is not None:
+        return fresh(player, witness)
     spec = player_spec(player, protocol, role)
     if not spec.name.startswith("custom:"):
         return make_strategy(spec.protocol, spec.role, spec.name, **dict(spec.args))
@@ -123,7 +127,7 @@ def play_stochastic_witness(
     for (w, rows), s in zip(sorted(groups.items()), seeds, strict=False):
         res = play_stochastic_batch(
             problem.machine(w), params, 1,
-            fresh_player(prover_a, NAME, "A"), fresh_player(prover_b, NAME, "B"),
+            fresh_player(prover_a, NAME, "A", w), fresh_player(prover_b, NAME, "B", w),
             debates=len(rows), seed=int(s.generate_state(1)[0]), timeout=timeout,
         )  # fmt: skip
         idx = np.asarray(rows, dtype=np.int64)

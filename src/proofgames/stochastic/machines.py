@@ -25,7 +25,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
-from scipy import stats
 
 from .._errors import MachineFormatError
 from .._registry import SpecRegistry
@@ -158,6 +157,8 @@ def _finish(b: StochasticBuilder, out: int) -> None:
 
 def _tail(n: int, k: int, p: float) -> float:
     """``P[Binomial(n, p) >= k]``."""
+    from scipy import stats  # here: importing scipy.stats costs ~0.4 s at start-up
+
     return float(stats.binom.sf(k - 1, n, p))
 
 
@@ -167,6 +168,8 @@ def _majority_k(n: int, k: int, p: float) -> tuple[float, float]:
         return 0.0, p
 
     def deriv(q: FloatArray) -> FloatArray:
+        from scipy import stats
+
         return np.asarray(n * stats.binom.pmf(k - 1, n - 1, q), dtype=np.float64)
 
     return univariate_lipschitz(secant_from_derivative(deriv, p, n - 1), n - 1)
