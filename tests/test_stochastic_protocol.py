@@ -90,11 +90,13 @@ def test_k_must_be_positive_and_probabilities_in_range():
         bad.build("bad")
 
 
-def test_a_machine_without_a_lipschitz_bound_needs_explicit_params():
+def test_without_an_oracle_lipschitz_bound_the_oracle_definition_needs_explicit_params():
     b = StochasticBuilder([0.5])
     b.query(0)
     with pytest.raises(ProtocolError, match="no known Lipschitz constant"):
-        estimate_acceptance(b.build("unknown-k"), "paper", 1, "honest", "honest", debates=10)
+        estimate_acceptance(
+            b.build("unknown-k"), "paper", 1, "honest", "honest", debates=10, k_definition="oracle"
+        )
 
 
 @pytest.mark.parametrize("params", ["lean", "paper"])

@@ -30,8 +30,9 @@ import numpy as np
 from scipy import stats
 
 from .._errors import ProtocolError
+from .hypothesis import ORACLE, STEP, guarantee, machine_params
 from .machine import StochasticMachine
-from .params import StochasticParams, resolve_params
+from .params import StochasticParams
 
 Z95 = 1.959963984540054
 
@@ -82,7 +83,13 @@ class Estimate:
         abort_rate: fraction of debates B aborted.
         p_accept: the machine's exact P[M = 1], if known.
         proven: the theorem's bound on acceptance for this claim (lower bound if the claim
-            is true, upper bound if false), if P[M = 1] is known.
+            is true, upper bound if false) -- only where P[M = 1] is known and the
+            parameters' K meets the theorem's hypothesis (``hypothesis == "holds"``).
+        k_definition: which K the parameters use (``"step (Lean hypothesis)"``,
+            ``"oracle-only (paper Def. 6.1; not the Lean hypothesis)"`` or ``"given"``).
+        hypothesis: whether that K is at least the machine's every-step K (``"holds"``,
+            ``"fails"`` or ``"unverified"``; :func:`~.hypothesis.hypothesis_status`).
+        formula_bound: the theorem's bound formula at that K, proven or not.
         seed: the root seed.
         seconds: wall time.
     """
@@ -104,6 +111,9 @@ class Estimate:
     proven: float | None
     seed: int
     seconds: float
+    k_definition: str = "given"
+    hypothesis: str = "unverified"
+    formula_bound: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -145,12 +155,14 @@ def estimate_acceptance(
     chunk: int | None = None,
     interval: str = "clopper-pearson",
     progress: Callable[[int], None] | None = None,
+    k_definition: str = STEP,
 ) -> Estimate:
     """Estimate P[V accepts A's claim] over ``debates`` independent debates.
 
     Args:
         machine: a machine, or its registered spec (needed when ``workers > 1``).
-        params: parameters, or ``"paper"``/``"lean"``/a JSON file (derived for the machine).
+        params: parameters, or ``"paper"``/``"lean"``/a JSON file, derived for the machine
+            with the K that ``k_definition`` names.
         claim: the output A asserts.
         prover_a, prover_b: registered stochastic strategy specs (``"shift:delta=0.1"``).
         debates: number of debates.
@@ -159,6 +171,9 @@ def estimate_acceptance(
         chunk: debates per lockstep chunk (default: sized to the machine's length).
         interval: ``"clopper-pearson"`` (exact) or ``"wilson"``.
         progress: called with the number of debates finished after each chunk.
+        k_definition: ``"step"`` (default: the every-step K, which meets the theorem's
+            hypothesis) or ``"oracle"`` (the paper's Definition 6.1, for comparison; its
+            bounds are reported in ``formula_bound`` but not as ``proven``).
     """
     if debates <= 0:
         raise ProtocolError(f"debates must be positive, got {debates}")
@@ -172,11 +187,11 @@ def estimate_acceptance(
         built = make_stochastic_machine(machine)
     assert isinstance(built, StochasticMachine)
     if isinstance(params, str):
-        if built.lipschitz is None:
+        if k_definition == ORACLE and built.lipschitz is None:
             raise ProtocolError(
                 f"{built.name} has no known Lipschitz constant; give parameters explicitly"
             )
-        params = resolve_params(params, built.lipschitz, built.length)
+        params = machine_params(params, built, k_definition)
     if workers > 1 and not isinstance(machine, str):
         raise ProtocolError("workers > 1 need the machine as a registered spec string")
     size = chunk or max(1, min(debates, (1 << 22) // max(1, built.length)))
@@ -220,17 +235,7 @@ def estimate_acceptance(
         accepted, debates
     )
     all_samples = {p: np.concatenate(v) for p, v in samples.items()}
-    p1 = built.p_accept
-    proven = None
-    if p1 is not None:
-        p_claim = p1 if claim == 1 else 1 - p1
-        proven = (
-            params.proven_completeness(p_claim)
-            if p_claim >= 2 / 3
-            else params.proven_soundness(p_claim)
-            if p_claim <= 1 / 3
-            else None
-        )
+    theorem = guarantee(built, params, claim)
     return Estimate(
         machine=built.name,
         claim=claim,
@@ -247,10 +252,13 @@ def estimate_acceptance(
             p: {"mean": float(v.mean()), "max": float(v.max())} for p, v in all_samples.items()
         },
         abort_rate=float((np.concatenate(aborts) >= 0).mean()),
-        p_accept=p1,
-        proven=proven,
+        p_accept=built.p_accept,
+        proven=theorem.proven,
         seed=seed,
         seconds=time.perf_counter() - start,
+        k_definition=theorem.k_definition,
+        hypothesis=theorem.hypothesis,
+        formula_bound=theorem.formula,
     )
 
 

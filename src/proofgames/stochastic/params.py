@@ -63,6 +63,11 @@ class StochasticParams:
         completeness_target: the theorem's acceptance bound for true claims (3/5).
         soundness_target: the theorem's acceptance bound for false claims (2/5).
         lean: the formalization's (c, s, b, q, v, w, d), for ``lean``/``custom``.
+        strict_deterministic: demand exact announcements at steps known exactly.
+        k_definition: which Lipschitz constant ``k`` is, as labelled by
+            :data:`~proofgames.stochastic.hypothesis.K_DEFINITIONS` when the parameters
+            were derived for a machine (:func:`~proofgames.stochastic.hypothesis.machine_params`),
+            else ``"given"`` (a K supplied by the caller, not checked here).
     """
 
     name: str
@@ -78,6 +83,7 @@ class StochasticParams:
     soundness_target: float = 2 / 5
     lean: dict[str, float] | None = None
     strict_deterministic: bool = False
+    k_definition: str = "given"
 
     def exact_step_tolerance(self) -> float | None:
         """Tolerance for announcements at steps whose probability is known exactly.
@@ -95,6 +101,9 @@ class StochasticParams:
     def proven_completeness(self, p_accept: float) -> float:
         """Lower bound on P[V accepts] for honest A when the claim is P[M=1] >= 2/3.
 
+        The theorem's formula at this K: a proven bound only if K meets the hypothesis
+        (the every-step K; :func:`~proofgames.stochastic.hypothesis.hypothesis_status`).
+
         ``paper``: 3/5 whenever ``p_accept >= 2/3`` (else no claim, 0).  ``lean``/custom: the
         formalization's (1 - v)(P1 - K c - (1 - (1 - q)^T)).
         """
@@ -106,6 +115,9 @@ class StochasticParams:
 
     def proven_soundness(self, p_accept: float) -> float:
         """Upper bound on P[V accepts] for a false claim P[M=1] >= 2/3 against honest B.
+
+        The theorem's formula at this K: a proven bound only if K meets the hypothesis
+        (the every-step K; :func:`~proofgames.stochastic.hypothesis.hypothesis_status`).
 
         ``paper``: 2/5 whenever ``p_accept <= 1/3``.  ``lean``/custom: 1 minus the
         formalization's (1 - v)(1 - q)^T (P0 - K b) with P0 = 1 - P1.
