@@ -714,3 +714,24 @@ def test_an_oversized_answer_is_refused_before_v_copies_it(bb2):
     tracemalloc.stop()
     assert out.forfeit == "A" and "shape" in out.reason
     assert peak < huge.nbytes / 4  # V never made its own copy of the 40 MB
+
+
+def test_estimates_report_forfeits_by_party_and_reason_instead_of_hiding_them():
+    from proofgames.stochastic.montecarlo import estimate_acceptance
+
+    class Raises:
+        def announce(self, r: Any, rng: Any) -> Any:
+            raise RuntimeError("no announcement today")
+
+        def coin(self, r: Any, rng: Any) -> Any:
+            return rng.random(r.n)
+
+    est = estimate_acceptance(
+        single(0.33), paper_params(1.0, 1), 1, Raises, "honest", debates=1000, chunk=300
+    )
+    assert est.acceptance == 0 and est.forfeited == {"A": 1000, "B": 0}
+    assert est.forfeits == [
+        {"party": "A", "reason": "announcement raised RuntimeError: no announcement today",
+         "debates": 1000}
+    ]  # fmt: skip
+    assert est.prover_a == "custom:Raises"

@@ -126,10 +126,16 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
             "ci_high",
             "p_accept",
             "proven",
+            "k_definition",
+            "hypothesis",
+            "formula_bound",
+            "forfeited",
             "abort_rate",
             "queries",
             "queries_max",
             "seconds",
         ):
             table.add_row(k, str(record[k]))
+        for f in est.forfeits:
+            table.add_row("forfeit", f"{f['party']}: {f['reason']} ({f['debates']} debates)")
         console.print(table)

@@ -349,15 +349,17 @@ def play_stochastic(
 
 
 def resolve_options_params(opts: Options, machine: StochasticMachine) -> StochasticParams:
-    """The parameters a harness run asked for (default: the paper's), for ``machine``."""
-    from ..stochastic.params import resolve_params
+    """The parameters a harness run asked for (default: the paper's), for ``machine``.
+
+    Named sets are derived with the every-step K, which meets the theorem's hypothesis
+    (:func:`~proofgames.stochastic.hypothesis.machine_params`).
+    """
+    from ..stochastic.hypothesis import machine_params
 
     spec = "paper" if opts.params is None else opts.params
     if isinstance(spec, StochasticParams):
         return spec
-    if machine.lipschitz is None:
-        raise ProtocolError(f"{machine.name} has no known Lipschitz constant; give parameters")
-    return resolve_params(str(spec), machine.lipschitz, machine.length)
+    return machine_params(str(spec), machine)
 
 
 def _run(inst: Instance, claim: int, a: object, b: object, opts: Options) -> Outcome:

@@ -20,9 +20,10 @@ import csv
 import json
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,9 @@ class Estimate:
         hypothesis: whether that K is at least the machine's every-step K (``"holds"``,
             ``"fails"`` or ``"unverified"``; :func:`~.hypothesis.hypothesis_status`).
         formula_bound: the theorem's bound formula at that K, proven or not.
+        forfeited: debates each party lost by misbehaving (they count in ``accepted`` as V
+            decided them: a forfeit by A is a rejection, by B an acceptance).
+        forfeits: the forfeits by party and reason, ``[{"party", "reason", "debates"}]``.
         seed: the root seed.
         seconds: wall time.
     """
@@ -114,13 +118,17 @@ class Estimate:
     k_definition: str = "given"
     hypothesis: str = "unverified"
     formula_bound: float | None = None
+    forfeited: dict[str, int] = field(default_factory=lambda: {"A": 0, "B": 0})
+    forfeits: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
         return asdict(self)
 
 
-def _chunk(args: tuple[Any, ...]) -> tuple[int, np.ndarray, dict[str, np.ndarray]]:
+def _chunk(
+    args: tuple[Any, ...],
+) -> tuple[int, np.ndarray, dict[str, np.ndarray], list[tuple[str, str, int]]]:
     """Run one chunk (also in a worker process: the machine is rebuilt from its spec)."""
     from ..protocols.stochastic import play_stochastic_batch
     from ..strategies import make_strategy
@@ -134,20 +142,30 @@ def _chunk(args: tuple[Any, ...]) -> tuple[int, np.ndarray, dict[str, np.ndarray
         machine,
         params,
         claim,
-        make_strategy("stochastic", "A", a),
-        make_strategy("stochastic", "B", b),
+        make_strategy("stochastic", "A", a) if isinstance(a, str) else a(),
+        make_strategy("stochastic", "B", b) if isinstance(b, str) else b(),
         debates=n,
         seed=seed,
     )
-    return int(res.verdicts.sum()), res.abort_rounds, res.samples
+    lost = [(f.party, f.reason, f.debates) for f in res.forfeits]
+    return int(res.verdicts.sum()), res.abort_rounds, res.samples, lost
+
+
+def _label(player: str | Callable[[], object], role: str) -> str:
+    """The spec of a registered strategy, or ``custom:<class>`` for a factory's player."""
+    if isinstance(player, str):
+        return player
+    from ..protocols._common import player_spec
+
+    return player_spec(player(), "stochastic", role).name
 
 
 def estimate_acceptance(
     machine: StochasticMachine | str,
     params: StochasticParams | str,
     claim: int,
-    prover_a: str,
-    prover_b: str,
+    prover_a: str | Callable[[], object],
+    prover_b: str | Callable[[], object],
     *,
     debates: int = 10_000,
     seed: int = 0,
@@ -164,7 +182,9 @@ def estimate_acceptance(
         params: parameters, or ``"paper"``/``"lean"``/a JSON file, derived for the machine
             with the K that ``k_definition`` names.
         claim: the output A asserts.
-        prover_a, prover_b: registered stochastic strategy specs (``"shift:delta=0.1"``).
+        prover_a, prover_b: registered stochastic strategy specs (``"shift:delta=0.1"``),
+            or zero-argument factories of players (a fresh player per chunk; picklable
+            when ``workers > 1``).
         debates: number of debates.
         seed: root seed.
         workers: processes to spread the chunks over.
@@ -209,28 +229,35 @@ def estimate_acceptance(
         )
         for n, s in zip(counts, seeds, strict=True)
     ]
+    from ..strategies import check_instance, make_strategy
+
+    for role, spec in (("A", prover_a), ("B", prover_b)):  # limits refused before any play
+        if isinstance(spec, str):
+            check_instance(make_strategy("stochastic", role, spec), built)
     accepted = 0
     aborts: list[np.ndarray] = []
     samples: dict[str, list[np.ndarray]] = {p: [] for p in ("A", "B", "V")}
+    lost: Counter[tuple[str, str]] = Counter()
+
+    def absorb(result: Any, n: int) -> None:
+        nonlocal accepted
+        k, ab, sm, chunk_lost = result
+        accepted += k
+        aborts.append(ab)
+        for p in samples:
+            samples[p].append(sm[p])
+        for party, reason, debates_lost in chunk_lost:
+            lost[(party, reason)] += debates_lost
+        if progress is not None:
+            progress(n)
+
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = pool.map(_chunk, jobs)
-            for (k, ab, sm), n in zip(results, counts, strict=True):
-                accepted += k
-                aborts.append(ab)
-                for p in samples:
-                    samples[p].append(sm[p])
-                if progress is not None:
-                    progress(n)
+            for result, n in zip(pool.map(_chunk, jobs), counts, strict=True):
+                absorb(result, n)
     else:
         for job in jobs:
-            k, ab, sm = _chunk(job)
-            accepted += k
-            aborts.append(ab)
-            for p in samples:
-                samples[p].append(sm[p])
-            if progress is not None:
-                progress(job[5])
+            absorb(_chunk(job), job[5])
     lo, hi = (clopper_pearson_interval if interval == "clopper-pearson" else wilson_interval)(
         accepted, debates
     )
@@ -239,8 +266,8 @@ def estimate_acceptance(
     return Estimate(
         machine=built.name,
         claim=claim,
-        prover_a=prover_a,
-        prover_b=prover_b,
+        prover_a=_label(prover_a, "A"),
+        prover_b=_label(prover_b, "B"),
         params=params.to_dict(),
         debates=debates,
         accepted=accepted,
@@ -259,6 +286,10 @@ def estimate_acceptance(
         k_definition=theorem.k_definition,
         hypothesis=theorem.hypothesis,
         formula_bound=theorem.formula,
+        forfeited={p: sum(n for (q, _), n in lost.items() if q == p) for p in ("A", "B")},
+        forfeits=[
+            {"party": p, "reason": r, "debates": n} for (p, r), n in lost.most_common()
+        ],
     )
 
 
@@ -284,7 +315,9 @@ def write_results(estimates: Sequence[Estimate], stem: Path) -> tuple[Path, Path
     rows = []
     for e in estimates:
         d = e.to_dict()
-        flat = {k: v for k, v in d.items() if k not in ("params", "queries")}
+        skip = ("params", "queries", "forfeited", "forfeits")
+        flat = {k: v for k, v in d.items() if k not in skip}
+        flat.update({f"forfeited_{p}": n for p, n in d["forfeited"].items()})
         flat.update({f"params_{k}": v for k, v in d["params"].items() if k != "lean"})
         flat.update({f"queries_{p}_{s}": v for p, q in d["queries"].items() for s, v in q.items()})
         rows.append(flat)
