@@ -280,6 +280,18 @@ def _moves(
     return a_t, ann, stop
 
 
+def single_reason(d: Debate, res: Batch) -> str:
+    """Why V decided the one debate of ``res`` (a forfeit is also blamed in ``d``)."""
+    abort, verdict, loser = int(res.abort_rounds[0]), int(res.verdicts[0]), str(res.forfeited_by[0])
+    if loser:
+        d.blame(loser, res.forfeits[0].reason)
+        return f"{loser} loses: {res.forfeits[0].reason}"
+    if abort >= 0:
+        agree = "agrees" if verdict else "disagrees"
+        return f"B aborted in round {abort}; V's own estimate {agree} with A's announcement"
+    return f"no abort: the last bit is {'the claim' if verdict else 'not the claim'}"
+
+
 def play_stochastic(
     machine: StochasticMachine,
     params: StochasticParams,
@@ -310,19 +322,8 @@ def play_stochastic(
         d.say(item["round"], "A", "announce", item["announced"])
         d.say(item["round"], "coin", "bit", item["bit"])
         d.say(item["round"], "B", "abort" if item["abort"] else "continue", item["true_p"])
-    abort = int(res.abort_rounds[0])
-    verdict = int(res.verdicts[0])
-    loser = str(res.forfeited_by[0])
-    if loser:
-        d.blame(loser, res.forfeits[0].reason)
-        reason = f"{loser} loses: {res.forfeits[0].reason}"
-    elif abort >= 0:
-        reason = (
-            f"B aborted in round {abort}; V's own estimate "
-            f"{'agrees' if verdict else 'disagrees'} with A's announcement"
-        )
-    else:
-        reason = f"no abort: the last bit is {'the claim' if verdict else 'not the claim'}"
+    abort, verdict = int(res.abort_rounds[0]), int(res.verdicts[0])
+    reason = single_reason(d, res)
     reads = len(machine.relevant(abort)) + 1 if abort >= 0 else 1
     samples = {party: int(res.samples[party][0]) for party in PARTIES}
     out = d.outcome(

@@ -42,7 +42,7 @@ from ._batch import Batch
 from ._catalog import Defaults, Instance, Options, ProtocolInfo, register_protocol
 from ._common import Debate, Outcome, describe_exception, player_spec, spawn_rngs
 from ._lockstep import ForfeitLog
-from .stochastic import play_stochastic_batch
+from .stochastic import play_stochastic_batch, single_reason
 
 __all__ = ["PanelChoice", "StochasticWitnessProblem", "fresh_player", "play_stochastic_witness"]
 
@@ -214,15 +214,8 @@ def _run(inst: Instance, claim: int, a: object, b: object, opts: Options) -> Out
     witness = next(iter(res.details["witnesses"]), None)
     if witness is not None:
         d.say(0, "A", "witness", witness)
-    verdict, abort, loser = int(res.verdicts[0]), int(res.abort_rounds[0]), str(res.forfeited_by[0])
-    if loser:
-        d.blame(loser, res.forfeits[0].reason)
-        reason = f"{loser} loses: {res.forfeits[0].reason}"
-    elif abort >= 0:
-        agree = "agrees" if verdict else "disagrees"
-        reason = f"B aborted in round {abort}; V's own estimate {agree} with A's announcement"
-    else:
-        reason = f"no abort: the last bit is {'the claim' if verdict else 'not the claim'}"
+    verdict, abort = int(res.verdicts[0]), int(res.abort_rounds[0])
+    reason = single_reason(d, res)
     out = d.outcome(
         inst.name, inst.steps, 1, verdict, reason, rounds=res.rounds_played,
         reads=1 if abort < 0 else 2, unit="entries", bits=1, verifier_steps=int(abort >= 0),
