@@ -156,80 +156,111 @@ def play_stochastic_batch(
     if sampling == "oracle" and oracle is None:
         raise ProtocolError("sampling='oracle' needs an oracle")
     start = time.perf_counter()
-    rng = dict(zip(("A", "B", "V", "SA", "SB", "SV"), spawn_rngs(seed, 6), strict=True))
-    n, steps = debates, machine.length
-    counts = {party: np.zeros(n, dtype=np.int64) for party in PARTIES}
-    ledgers = {"V": OracleLedger(oracle)} | {p: OracleLedger(own_copy(oracle)) for p in ("A", "B")}
-
-    def party(name: str, player: object) -> LockstepParty:
-        m = own_copy(machine)
-        view = ledgers[name].view(name)
-        sampler = Sampler(m, sampling, rng["S" + name], counts[name], view, budget)
-        return LockstepParty(name, player, m, own_copy(params), sampler, timeout)
-
-    pa, pb = party("A", prover_a), party("B", prover_b)
-    v_sampler = Sampler(machine, sampling, rng["SV"], counts["V"], ledgers["V"].view("V"), budget)
-    pa.start(n)
-    pb.start(n)
-    bits = np.zeros((steps, n), dtype=np.int8)  # time-major: a round writes one row
-    verdicts = np.zeros(n, dtype=np.int64)
-    aborts = np.full(n, -1, dtype=np.int64)
-    log = ForfeitLog(n)
-    active = np.arange(n)
-    t = 0
-    for t in range(steps):
+    run = _Lockstep(machine, params, claim, debates, seed, sampling, oracle, budget, timeout)
+    pa, pb = run.party("A", prover_a), run.party("B", prover_b)
+    active, t = np.arange(debates), 0
+    for t in range(machine.length):
         if active.size == 0:
             break
-        rel = np.asarray(machine.relevant(t), dtype=np.int64)
-        values = np.ascontiguousarray(bits[np.ix_(rel, active)].T, dtype=np.int64)
-        p = machine.probability_batch(t, values)
-        a_t, ann, stop = _moves(pa, pb, log, active, t, values, p, claim, params, rng)
-        bits[t, active] = a_t
+        active = run.round(t, active, pa, pb, record)
+    run.verdicts[active] = (run.bits[machine.length - 1, active] == claim).astype(np.int64)
+    return Batch(
+        NAME, machine.name, claim, run.verdicts, run.log.by, run.log.counts(), run.counts,
+        {p: ledger.counts()[p] for p, ledger in run.ledgers.items()}, run.aborts, t + 1,
+        player_spec(prover_a, NAME, "A"), player_spec(prover_b, NAME, "B"), seed, params,
+        seconds=time.perf_counter() - start,
+    )  # fmt: skip
+
+
+class _Lockstep:
+    """The state of one lockstep run: V's transcript, verdicts, ledgers, streams, forfeits."""
+
+    def __init__(
+        self,
+        machine: StochasticMachine,
+        params: StochasticParams,
+        claim: int,
+        n: int,
+        seed: int | None,
+        sampling: str,
+        oracle: Oracle | None,
+        budget: int | None,
+        timeout: float | None,
+    ) -> None:
+        self.machine, self.params, self.claim = machine, params, claim
+        self.sampling, self.budget, self.timeout = sampling, budget, timeout
+        self.rng = dict(zip(("A", "B", "V", "SA", "SB", "SV"), spawn_rngs(seed, 6), strict=True))
+        self.counts = {party: np.zeros(n, dtype=np.int64) for party in PARTIES}
+        self.ledgers = {"V": OracleLedger(oracle)} | {
+            p: OracleLedger(own_copy(oracle)) for p in ("A", "B")
+        }
+        self.v_sampler = Sampler(
+            machine, sampling, self.rng["SV"], self.counts["V"], self.ledgers["V"].view("V"), budget
+        )
+        self.bits = np.zeros((machine.length, n), dtype=np.int8)  # time-major: a round, a row
+        self.verdicts = np.zeros(n, dtype=np.int64)
+        self.aborts = np.full(n, -1, dtype=np.int64)
+        self.log = ForfeitLog(n)
+
+    def party(self, name: str, player: object) -> LockstepParty:
+        """V's handle on a party, with its own copies, streams, counts and ledger."""
+        m = own_copy(self.machine)
+        view = self.ledgers[name].view(name)
+        sampler = Sampler(
+            m, self.sampling, self.rng["S" + name], self.counts[name], view, self.budget
+        )
+        out = LockstepParty(name, player, m, own_copy(self.params), sampler, self.timeout)
+        out.start(self.verdicts.size)
+        return out
+
+    def round(
+        self,
+        t: int,
+        active: IntArray,
+        pa: LockstepParty,
+        pb: LockstepParty,
+        record: list[dict[str, Any]] | None,
+    ) -> IntArray:
+        """Play round ``t`` of the running debates; return those still running."""
+        m = self.machine
+        rel = np.asarray(m.relevant(t), dtype=np.int64)
+        values = np.ascontiguousarray(self.bits[np.ix_(rel, active)].T, dtype=np.int64)
+        p = m.probability_batch(t, values)
+        a_t, ann, stop = _moves(pa, pb, self.log, active, t, values, p, self.claim, self.params,
+                                self.rng)  # fmt: skip
+        self.bits[t, active] = a_t
         pa.reveal(active, t, a_t)
         pb.reveal(active, t, a_t)
-        lost = log.by[active] != ""
-        verdicts[active[lost]] = (log.by[active[lost]] == "B").astype(np.int64)
+        lost = self.log.by[active] != ""
+        self.verdicts[active[lost]] = (self.log.by[active[lost]] == "B").astype(np.int64)
         checked = stop & ~lost
         if checked.any():
-            v_sampler.bind(t, active, values, p)
-            v_est = v_sampler(params.v_samples, subset=checked)
-            gap = np.abs(v_est - ann[checked])
-            close = gap < params.v_threshold
-            strict = params.exact_step_tolerance()
-            if strict is not None:  # known-probability rows must match exactly
-                known = (not machine.is_query(t)) | machine.internal_batch(t, values[checked])
-                close = np.where(known, gap <= strict, close)
-            verdicts[active[checked]] = close.astype(np.int64)
-            aborts[active[checked]] = t
+            self.verdicts[active[checked]] = self._check_abort(t, active, values, p, ann, checked)
+            self.aborts[active[checked]] = t
         if record is not None and active.size and active[0] == 0:
-            record.append(
-                {
-                    "round": t,
-                    "announced": float(ann[0]),
-                    "bit": int(a_t[0]),
-                    "abort": bool(stop[0]),
-                    "true_p": float(p[0]),
-                }
-            )
-        active = active[~(lost | checked)]
-    verdicts[active] = (bits[steps - 1, active] == claim).astype(np.int64)
-    return Batch(
-        NAME,
-        machine.name,
-        claim,
-        verdicts,
-        log.by,
-        log.counts(),
-        counts,
-        {p: ledger.counts()[p] for p, ledger in ledgers.items()},
-        aborts,
-        t + 1,
-        player_spec(prover_a, NAME, "A"),
-        player_spec(prover_b, NAME, "B"),
-        seed,
-        params,
-        seconds=time.perf_counter() - start,
-    )
+            record.append({"round": t, "announced": float(ann[0]), "bit": int(a_t[0]),
+                           "abort": bool(stop[0]), "true_p": float(p[0])})  # fmt: skip
+        return active[~(lost | checked)]
+
+    def _check_abort(
+        self,
+        t: int,
+        active: IntArray,
+        values: IntArray,
+        p: FloatArray,
+        ann: FloatArray,
+        checked: BoolArray,
+    ) -> IntArray:
+        """V's verdicts where B aborted: its own estimate against A's announcement."""
+        self.v_sampler.bind(t, active, values, p)
+        gap = np.abs(self.v_sampler(self.params.v_samples, subset=checked) - ann[checked])
+        close = gap < self.params.v_threshold
+        strict = self.params.exact_step_tolerance()
+        if strict is not None:  # known-probability rows must match exactly
+            m = self.machine
+            known = (not m.is_query(t)) | m.internal_batch(t, values[checked])
+            close = np.where(known, gap <= strict, close)
+        return np.asarray(close, dtype=np.int64)
 
 
 def _moves(
