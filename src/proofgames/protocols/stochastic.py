@@ -240,7 +240,8 @@ class _Lockstep:
         if record is not None and active.size and active[0] == 0:
             record.append({"round": t, "announced": float(ann[0]), "bit": int(a_t[0]),
                            "abort": bool(stop[0]), "true_p": float(p[0])})  # fmt: skip
-        return active[~(lost | checked)]
+        still: IntArray = active[~(lost | checked)]
+        return still
 
     def _check_abort(
         self,
