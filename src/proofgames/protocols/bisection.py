@@ -157,53 +157,12 @@ def play_bisection(
     if claim not in (0, 1):
         raise ProtocolError(f"claim must be 0 or 1, got {claim!r}")
     d = Debate(NAME, prover_a, prover_b, oracle, seed, timeout)
-    a, b = d.parties["A"], d.parties["B"]
-    ctx_a = d.context("A", machine, steps, claim, progress)
-    ctx_b = d.context("B", machine, steps, claim, progress)
-    reads, v_steps = 1, 0  # V builds and reads the initial configuration from x
-
-    def config(raw: object) -> Configuration:
-        return machine.validate(as_configuration(raw, "configuration"))
-
-    def receive(what: str, k: int, *args: object) -> Configuration:
-        nonlocal reads
-        checked: Configuration = a.call(f"{what} configuration", what, ctx_a, *args, parse=config)
-        reads += 1
-        content = {"state": checked.state, "head": checked.head, "digest": checked.digest()}
-        d.say(k, "A", what, content)
-        return checked
-
-    def choice(raw: object) -> str:
-        return as_choice(raw, (FIRST, SECOND), "dispute")
-
-    state = BisectionState(machine.initial(), machine.initial(), steps)
+    game = _Game(d, machine, steps, claim, progress)
+    v_steps = 0
     try:
-        final = receive("final", 0)
-        if machine.accepts(final) != claim:
-            d.forfeit(
-                "A",
-                f"A's final configuration has output {machine.accepts(final)}, "
-                f"not its claim {claim}",
-            )
-        state = replace(state, end=final)
-        while state.length > 1:
-            mid = receive("midpoint", state.round, _copy_state(state))
-            half = b.call(
-                "dispute", "dispute", ctx_b, _copy_state(state), _copy_config(mid), parse=choice
-            )
-            d.say(state.round, "B", "dispute", half)
-            state = recurse(state, mid, half)
-        after = machine.step(state.start, d.ledger.view("V"), d.rng["V"])
+        game.argue()
+        verdict, reason = game.check()
         v_steps = 1
-        ok = after == state.end
-        d.say(state.round, "V", "check", {"time": state.start_time, "valid_step": ok})
-        verdict = int(ok)
-        reason = (
-            f"the step at time {state.start_time} is valid"
-            if ok
-            else f"A's configurations at times {state.start_time} and {state.start_time + 1} "
-            "are not one step apart"
-        )
     except Forfeit:
         verdict, reason = d.loss()
     return d.outcome(
@@ -212,13 +171,75 @@ def play_bisection(
         claim,
         verdict,
         reason,
-        rounds=state.round,
-        reads=reads,
+        rounds=game.state.round,
+        reads=game.reads,
         unit="configurations",
-        bits=reads * machine.config_bits(),
+        bits=game.reads * machine.config_bits(),
         verifier_steps=v_steps,
-        b_reads=reads - 1,
+        b_reads=game.reads - 1,
     )
+
+
+class _Game:
+    """One bisection debate as V plays it: the claim under dispute and what V has read."""
+
+    def __init__(
+        self,
+        d: Debate,
+        machine: ConfigurationMachine,
+        steps: int,
+        claim: int,
+        progress: Callable[[int], None] | None,
+    ) -> None:
+        self.d, self.machine, self.claim = d, machine, claim
+        self.ctx_a = d.context("A", machine, steps, claim, progress)
+        self.ctx_b = d.context("B", machine, steps, claim, progress)
+        self.state = BisectionState(machine.initial(), machine.initial(), steps)
+        self.reads = 1  # V builds and reads the initial configuration from x
+
+    def argue(self) -> None:
+        """A's final configuration, then a midpoint and B's dispute per round."""
+        d, m = self.d, self.machine
+        final = self._receive("final", 0)
+        if m.accepts(final) != self.claim:
+            d.forfeit(
+                "A",
+                f"A's final configuration has output {m.accepts(final)}, "
+                f"not its claim {self.claim}",
+            )
+        self.state = replace(self.state, end=final)
+        while self.state.length > 1:
+            s = self.state
+            mid = self._receive("midpoint", s.round, _copy_state(s))
+            half = d.parties["B"].call(
+                "dispute", "dispute", self.ctx_b, _copy_state(s), _copy_config(mid),
+                parse=lambda raw: as_choice(raw, (FIRST, SECOND), "dispute"),
+            )  # fmt: skip
+            d.say(s.round, "B", "dispute", half)
+            self.state = recurse(s, mid, half)
+
+    def check(self) -> tuple[int, str]:
+        """V's one step: checks the last disputed step (its end is one step after its start)."""
+        s, d = self.state, self.d
+        ok = self.machine.step(s.start, d.ledger.view("V"), d.rng["V"]) == s.end
+        d.say(s.round, "V", "check", {"time": s.start_time, "valid_step": ok})
+        if ok:
+            return 1, f"the step at time {s.start_time} is valid"
+        return 0, (
+            f"A's configurations at times {s.start_time} and {s.start_time + 1} "
+            "are not one step apart"
+        )
+
+    def _receive(self, what: str, k: int, *args: object) -> Configuration:
+        m = self.machine
+        checked: Configuration = self.d.parties["A"].call(
+            f"{what} configuration", what, self.ctx_a, *args,
+            parse=lambda raw: m.validate(as_configuration(raw, "configuration")),
+        )  # fmt: skip
+        self.reads += 1
+        content = {"state": checked.state, "head": checked.head, "digest": checked.digest()}
+        self.d.say(k, "A", what, content)
+        return checked
 
 
 def _run(inst: Instance, claim: int, a: object, b: object, opts: Options) -> Outcome:
