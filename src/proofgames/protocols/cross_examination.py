@@ -175,43 +175,9 @@ def cross_examine(
         d.say(0, "A", "commit", {"output": a_out})
         if a_out != claim:
             d.forfeit("A", f"A's transcript ends in {a_out}, not in its claim {claim}")
-
-        def position(raw: object) -> int:
-            t = as_int(raw, "challenge")
-            if not 0 <= t < machine.length:
-                raise Malformed(f"challenged {t}, not a position in [0, {machine.length})")
-            return t
-
-        try:
-            t = d.parties["B"].call(
-                "challenge", "challenge", ctx_b, access.reader("B"), parse=position
-            )
-        finally:
-            access.open = False
-        d.say(0, "B", "challenge", t)
-        rel = machine.checked_relevant(t)
-        read_pos = [p for p in (*rel, t) if p != out]
-        vals: list[int] = (
-            access.read("V", np.array(read_pos, dtype=np.int64)).tolist() if read_pos else []
-        )
-        known = dict(zip(read_pos, vals, strict=True)) | {out: a_out}
-        v_bits += len(read_pos) * machine.entry_bits()
-        v_bits += input_bits * len(machine.input_positions(t))
-        inputs = [known[p] for p in rel]
-        expected = machine.step(t, inputs, d.ledger.view("V"), d.rng["V"])
-        v_steps = 1
-        check = {
-            "position": t,
-            "relevant": list(rel),
-            "inputs": inputs,
-            "entry": known[t],
-            "recomputed": expected,
-        }
-        d.say(0, "V", "check", check)
-        if expected == known[t]:
-            verdict, reason = 1, f"step {t} checks out ({expected})"
-        else:
-            verdict, reason = 0, f"step {t} is wrong: A wrote {known[t]}, it should be {expected}"
+        t = _challenge(d, access, machine, ctx_b)
+        verdict, reason, bits = _recompute(d, access, machine, t, a_out, input_bits)
+        v_bits, v_steps = v_bits + bits, 1
     except Forfeit:
         verdict, reason = d.loss()
     return d.outcome(
@@ -227,6 +193,54 @@ def cross_examine(
         verifier_steps=v_steps,
         b_reads=access.reads["B"],
     )
+
+
+def _challenge(
+    d: Debate, access: TranscriptAccess, machine: TranscriptMachine, ctx_b: GameContext
+) -> int:
+    """B's challenged position; B may question A while it decides, and only then."""
+
+    def position(raw: object) -> int:
+        t = as_int(raw, "challenge")
+        if not 0 <= t < machine.length:
+            raise Malformed(f"challenged {t}, not a position in [0, {machine.length})")
+        return t
+
+    try:
+        t: int = d.parties["B"].call(
+            "challenge", "challenge", ctx_b, access.reader("B"), parse=position
+        )
+    finally:
+        access.open = False
+    d.say(0, "B", "challenge", t)
+    return t
+
+
+def _recompute(
+    d: Debate,
+    access: TranscriptAccess,
+    machine: TranscriptMachine,
+    t: int,
+    a_out: int,
+    input_bits: int,
+) -> tuple[int, str, int]:
+    """V reads step ``t`` and its relevant entries and recomputes it: verdict, reason, bits."""
+    out = machine.output_position
+    rel = machine.checked_relevant(t)
+    read_pos = [p for p in (*rel, t) if p != out]
+    vals: list[int] = (
+        access.read("V", np.array(read_pos, dtype=np.int64)).tolist() if read_pos else []
+    )
+    known = dict(zip(read_pos, vals, strict=True)) | {out: a_out}
+    bits = len(read_pos) * machine.entry_bits() + input_bits * len(machine.input_positions(t))
+    inputs = [known[p] for p in rel]
+    expected = machine.step(t, inputs, d.ledger.view("V"), d.rng["V"])
+    check = {"position": t, "relevant": list(rel), "inputs": inputs, "entry": known[t],
+             "recomputed": expected}  # fmt: skip
+    d.say(0, "V", "check", check)
+    if expected == known[t]:
+        return 1, f"step {t} checks out ({expected})", bits
+    return 0, f"step {t} is wrong: A wrote {known[t]}, it should be {expected}", bits
 
 
 def play_cross_examination(
