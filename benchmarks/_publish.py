@@ -1,4 +1,5 @@
-"""Where the PyTorch benchmarks put their figures: results/NAME.{json,md} and a README block."""
+"""Where the PyTorch benchmarks put their figures: results/NAME.{json,md} and a block of
+docs/performance.md."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from proofgames._readme import replace_block
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results"
+PERFORMANCE = ROOT / "docs" / "performance.md"
 
 
 def measured_with_torch(script: str) -> str:
-    """The opening of a README block: date, machine, torch build and thread count, command."""
+    """The opening of a performance block: date, machine, torch build and thread count, command."""
     return (
         f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, torch "
         f"{torch.__version__}, {torch.get_num_threads()} thread(s) "
@@ -26,9 +28,9 @@ def measured_with_torch(script: str) -> str:
 
 
 def publish(name: str, block: str, result: dict[str, Any], md: str) -> None:
-    """Write ``results/NAME.json`` and ``results/NAME.md``, fill the README block, print."""
+    """Write ``results/NAME.json`` and ``results/NAME.md``, fill the PERFORMANCE block, print."""
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
     (OUT / f"{name}.md").write_text(md)
-    replace_block(ROOT / "README.md", block, md)
+    replace_block(PERFORMANCE, block, md)
     print(md)

@@ -8,7 +8,8 @@ Measures, in one run on this machine:
     debate's wall time as a ratio to one plain simulation of the same T steps;
   * the witness protocol on planted 3-SAT formulas (T = the checker's transcript length).
 
-Writes benchmarks/results/deterministic.{json,md} and the README's performance table.
+Writes benchmarks/results/deterministic.{json,md} and the ``bench:deterministic`` block of
+docs/performance.md.
 Run:  .venv/bin/python benchmarks/bench_deterministic.py
 """
 
@@ -213,8 +214,8 @@ def markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def update_readme(md: str) -> None:
-    replace_block(ROOT / "README.md", "bench:deterministic", md)
+def update_performance(md: str) -> None:
+    replace_block(ROOT / "docs" / "performance.md", "bench:deterministic", md)
 
 
 def main() -> None:
@@ -236,7 +237,7 @@ def main() -> None:
     (OUT / "deterministic.json").write_text(json.dumps(result, indent=2))
     md = markdown(result)
     (OUT / "deterministic.md").write_text(md)
-    update_readme(md)
+    update_performance(md)
     print(md)
 
 

@@ -7,7 +7,8 @@ the optimized prover and the L-BFGS-optimized messages.  Reported per seed: the 
 and the training seconds (stress-test time excluded) at that point.  Also measured:
 prover-first play (closed-form verifier best response) and its fraction of erasure tokens.
 
-Writes benchmarks/results/pvg_bec.{json,md} and the README's ``bench:pvg`` block.
+Writes benchmarks/results/pvg_bec.{json,md} and the ``bench:pvg`` block of
+docs/performance.md.
 Run:  .venv/bin/python benchmarks/bench_pvg_bec.py [--seeds 8]
 """
 

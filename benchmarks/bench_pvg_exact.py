@@ -11,7 +11,8 @@ fresh images and the best checkpoint is kept. The kept verifier is then attacked
 held-out images by the exhaustive search (its exact worst case: a certificate), by the
 paper's L-BFGS message attack and by a freshly trained prover (500 Adam steps).
 
-Writes benchmarks/results/pvg_exact.{json,md} and the README's ``bench:pvg-exact`` block.
+Writes benchmarks/results/pvg_exact.{json,md} and the ``bench:pvg-exact`` block of
+docs/performance.md.
 Run:  .venv/bin/python benchmarks/bench_pvg_exact.py [--seeds 4] [--unbounded]
 """
 

@@ -17,7 +17,8 @@ axes (about what a 5-cell plus template tolerates under bilinear sampling). This
 upper bound on what the game can teach the prover: in the game the same signal arrives
 only through the verifier's gradient.
 
-Writes benchmarks/results/pvg_locate.{json,md} and the README's ``bench:pvg-locate`` block.
+Writes benchmarks/results/pvg_locate.{json,md} and the ``bench:pvg-locate`` block of
+docs/performance.md.
 Run:  .venv/bin/python benchmarks/bench_pvg_locate.py [--steps 1500]
 """
 

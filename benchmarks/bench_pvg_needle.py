@@ -12,7 +12,8 @@ by L-BFGS on relaxed pointers and by a freshly trained prover.  Separately, simu
 play is trained until stress tests every 10 game steps (L-BFGS and exhaustive search on
 1,000 rows) find precision = recall = 1: the game step and training seconds at that point.
 
-Writes benchmarks/results/pvg_needle.{json,md} and the README's ``bench:pvg-needle`` block.
+Writes benchmarks/results/pvg_needle.{json,md} and the ``bench:pvg-needle`` block of
+docs/performance.md.
 Run:  .venv/bin/python benchmarks/bench_pvg_needle.py [--seeds 4] [--steps 300]
 """
 

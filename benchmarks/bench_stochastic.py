@@ -6,7 +6,8 @@ Measures on this machine, in one run:
   * the speed-up of binomial aggregation over drawing every sample, side by side on a
     small case (R = 2000 samples per round) where both are feasible.
 
-Writes benchmarks/results/stochastic.{json,md} and the README's block.
+Writes benchmarks/results/stochastic.{json,md} and the ``bench:stochastic`` block of
+docs/performance.md.
 Run:  .venv/bin/python benchmarks/bench_stochastic.py
 """
 
@@ -110,7 +111,7 @@ def main() -> None:
     ]
     md = "\n".join(lines) + "\n"
     (OUT / "stochastic.md").write_text(md)
-    replace_block(ROOT / "README.md", "bench:stochastic", md)
+    replace_block(ROOT / "docs" / "performance.md", "bench:stochastic", md)
     print(md)
 
 
