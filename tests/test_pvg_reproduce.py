@@ -133,7 +133,8 @@ def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tm
     gaze = smoke_results["find-the-plus"]["gaze"]
     assert len(gaze["images"]) == 6 and gaze["labels"] == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
 
-    readme = tmp_path / "README.md"
+    readme = tmp_path / "docs" / "pvg.md"
+    readme.parent.mkdir()
     readme.write_text("intro\n<!-- report:pvg:start -->\nold\n<!-- report:pvg:end -->\nrest\n")
     report = write_report(smoke_results, tmp_path / "pvg", readme)
     text = report.read_text()
@@ -144,6 +145,7 @@ def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tm
     assert json.loads((tmp_path / "pvg" / "results.json").read_text())["seeds"] == [0, 1]
     new = readme.read_text()
     assert "old" not in new and "Table 2" in new and new.endswith("rest\n")
+    assert "](../pvg/report.md)" in new  # the link works from the file's own folder
 
 
 def test_comparison_table_shows_the_paper_values_beside_the_measured():

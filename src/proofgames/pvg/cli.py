@@ -381,7 +381,8 @@ def reproduce_command(
     ] = None,
     out: Annotated[Path, typer.Option(help="Report folder.")] = Path("reports/pvg"),
     readme: Annotated[
-        Path | None, typer.Option(help="Also update the report:pvg block of this README.")
+        Path | None,
+        typer.Option(help="Also update the report:pvg block of this file (docs/pvg.md)."),
     ] = None,
     workers: Annotated[
         int, typer.Option(help="FindThePlus seeds trained in parallel (one thread each).")
@@ -440,7 +441,8 @@ def report_command(
         Path | None, typer.Option(help="Report folder (default: the folder of RESULTS).")
     ] = None,
     readme: Annotated[
-        Path | None, typer.Option(help="Also update the report:pvg block of this README.")
+        Path | None,
+        typer.Option(help="Also update the report:pvg block of this file (docs/pvg.md)."),
     ] = None,
 ) -> None:
     """Rewrite the report and figures from saved measurements, without training."""

@@ -181,7 +181,7 @@ class PlusProver(nn.Module):
     its message) the same. ``pool=0`` selects a global mean pool anyway, with the last
     InstanceNorm dropped so that the features still vary; but a global pool keeps only
     what the zero padding at the borders reveals about where the plus is, and it learns
-    to say where far more slowly (see the README's FindThePlus notes).
+    to say where far more slowly (see the FindThePlus notes in docs/pvg.md).
 
     Args:
         size: image side length.

@@ -5,13 +5,15 @@ and writes, into one folder, ``results.json`` (everything measured), ``report.md
 (Tables 2 and 3 beside the paper's numbers, per-seed runs, Theorems 4 vs 5) and the
 figures ``bec_dynamics.png`` (Figure 2), ``bec_formulations.png`` (Theorems 4 vs 5),
 ``ftp_learning.png`` (learning curves) and ``ftp_gaze.png`` (Figure 4).  With
-``readme=`` it also replaces the block between ``<!-- report:pvg:start -->`` and
-``<!-- report:pvg:end -->`` in that file with the summary tables.
+``readme=`` (the project keeps the block in ``docs/pvg.md``) it also replaces the block
+between ``<!-- report:pvg:start -->`` and ``<!-- report:pvg:end -->`` in that file with the
+summary tables, linking to ``report.md`` relative to that file.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -66,17 +68,24 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
     path = out / "report.md"
     path.write_text("\n".join(sections))
     if readme is not None:
-        update_readme(readme, summary_tables(results))
+        link = Path(os.path.relpath(path.resolve(), readme.resolve().parent)).as_posix()
+        update_readme(readme, summary_tables(results, path.as_posix(), link))
     return path
 
 
-def summary_tables(results: dict[str, Any]) -> str:
-    """The Markdown the README shows: the reproduced tables beside the paper's."""
+def summary_tables(
+    results: dict[str, Any], report: str = "reports/pvg/report.md", link: str | None = None
+) -> str:
+    """The Markdown docs/pvg.md shows: the reproduced tables beside the paper's.
+
+    ``report`` names the full report; ``link`` is its address relative to the page that
+    shows the tables (``report`` itself by default).
+    """
     parts = [
         f"Measured by `proofgames pvg reproduce` (profile `{results['profile']['name']}`, "
         f"seeds {results['seeds']}, {results['seconds'] / 60:.1f} min on "
         f"{results['machine']['threads']} CPU threads{_resumed(results)}); full report in "
-        "[reports/pvg/report.md](reports/pvg/report.md).\n"
+        f"[{report}]({link or report}).\n"
     ]
     for task in ("bec", "find-the-plus"):
         if task in results:

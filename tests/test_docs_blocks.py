@@ -1,0 +1,28 @@
+"""The generated blocks live where the scripts that regenerate them write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BLOCKS = [
+    ("README.md", "report:stochastic"),  # proofgames report --readme README.md
+    ("docs/pvg.md", "report:pvg"),  # proofgames pvg reproduce --readme docs/pvg.md
+    ("docs/performance.md", "bench:deterministic"),  # benchmarks/bench_deterministic.py
+    ("docs/performance.md", "bench:stochastic"),  # benchmarks/bench_stochastic.py
+    ("docs/performance.md", "bench:pvg"),  # benchmarks/bench_pvg_bec.py
+    ("docs/performance.md", "bench:pvg-locate"),  # benchmarks/bench_pvg_locate.py
+    ("docs/performance.md", "bench:pvg-exact"),  # benchmarks/bench_pvg_exact.py
+    ("docs/performance.md", "bench:pvg-needle"),  # benchmarks/bench_pvg_needle.py
+]
+
+
+@pytest.mark.parametrize(("path", "name"), BLOCKS)
+def test_each_generated_block_has_its_markers_once(path, name):
+    text = (ROOT / path).read_text()
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    assert text.count(start) == text.count(end) == 1
+    assert text.index(start) < text.index(end)
