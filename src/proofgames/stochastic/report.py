@@ -34,9 +34,10 @@ import matplotlib.pyplot as plt
 
 from .._readme import replace_block
 from ..strategies import strategy_names
+from .hypothesis import hypothesis_lipschitz
 from .machines import make_stochastic_machine
 from .montecarlo import estimate_acceptance
-from .optimal import optimal_disputer, optimal_liar, step_lipschitz
+from .optimal import optimal_disputer, optimal_liar
 from .params import StochasticParams, lean_params, paper_params, resolve_params
 
 TRUE_CLAIMS = ("single-query:p=0.67", "majority:n=3,p=0.62")
@@ -56,7 +57,7 @@ def guarantees(debates: int, seed: int) -> list[dict[str, Any]]:
         m = make_stochastic_machine(spec)
         assert m.p_accept is not None and m.lipschitz is not None
         true_claim = m.p_accept >= 2 / 3
-        k_steps = max(m.lipschitz, step_lipschitz(m))
+        k_steps = max(m.lipschitz, hypothesis_lipschitz(m))
         for pname in ("paper", "lean"):
             params = _params(pname, k_steps, m.length)
             if true_claim:
@@ -93,7 +94,7 @@ def oracle_k_versus_step_k() -> list[dict[str, Any]]:
         assert m.p_accept is not None and m.lipschitz is not None
         for kind, k in (
             ("oracle (paper's definition)", m.lipschitz),
-            ("every step (Lean's oracle)", max(m.lipschitz, step_lipschitz(m))),
+            ("every step (Lean's oracle)", max(m.lipschitz, hypothesis_lipschitz(m))),
         ):
             for pname in ("paper", "lean"):
                 params = _params(pname, k, m.length)
@@ -211,7 +212,7 @@ def looseness(out: Path) -> tuple[list[dict[str, Any]], Path]:
             for spec in ("majority:n=3,p=0.62", "majority:n=3,p=0.38"):
                 m = make_stochastic_machine(spec)
                 assert m.lipschitz is not None and m.p_accept is not None
-                k = max(m.lipschitz, step_lipschitz(m))
+                k = max(m.lipschitz, hypothesis_lipschitz(m))
                 if family == "paper":
                     params = paper_params(k, m.length, scale=knob)
                 else:
