@@ -334,6 +334,31 @@ def _honest_announcements(
     return counts / r, stats.binom.pmf(counts, r, p)
 
 
+def _disputer_step(
+    params: StochasticParams, p: FloatArray, known: BoolArray, v0: FloatArray, v1: FloatArray,
+    quantiles: int | None,
+) -> FloatArray:  # fmt: skip
+    """The value at each history of one step when B plays its best against honest A."""
+    keys = np.stack([p, known.astype(np.float64), v0, v1], axis=1)
+    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    out = np.empty(uniq.shape[0])
+    groups = itertools.groupby(range(uniq.shape[0]), key=lambda i: (uniq[i, 0], uniq[i, 1]))
+    for (pk, kk), group in groups:
+        rows = np.fromiter(group, dtype=np.int64)
+        est, weight = _honest_announcements(params, float(pk), bool(kk), quantiles)
+        accept = pass_probability(checks(params, bool(kk))[1], float(pk), est)
+        step = max(1, _CELLS // max(1, est.size))
+        for i in range(0, rows.size, step):
+            part = rows[i : i + step]
+            a0, a1 = uniq[part, 2][:, None], uniq[part, 3][:, None]
+            if params.coin == EXTERNAL:
+                total = np.minimum(accept, _continue(est, a0, a1))
+            else:
+                total = est * np.minimum(accept, a1) + (1 - est) * np.minimum(accept, a0)
+            out[part] = total @ weight
+    return out[inverse.reshape(-1)]
+
+
 def optimal_disputer(
     machine: StochasticMachine,
     params: StochasticParams,
@@ -362,22 +387,7 @@ def optimal_disputer(
         p, known = _conditional(machine, t)
         h = np.arange(1 << t)
         v0, v1 = nxt[h], nxt[h | (1 << t)]
-        out = np.empty(p.size)
-        keys = np.stack([p, known.astype(np.float64)], axis=1)
-        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-        for i, (pk, kk) in enumerate(uniq):
-            rows = inverse.reshape(-1) == i
-            est, weight = _honest_announcements(
-                params, float(pk), bool(kk), quantiles if method == QUANTILES else None
-            )
-            accept = pass_probability(checks(params, bool(kk))[1], float(pk), est)
-            a0, a1 = v0[rows][:, None], v1[rows][:, None]
-            if params.coin == EXTERNAL:
-                total = np.minimum(accept, _continue(est, a0, a1))
-            else:
-                total = est * np.minimum(accept, a1) + (1 - est) * np.minimum(accept, a0)
-            out[rows] = total @ weight
-        nxt = out
+        nxt = _disputer_step(params, p, known, v0, v1, quantiles if method == QUANTILES else None)
         values.append(nxt)
     values.reverse()
     if method == QUANTILES:
