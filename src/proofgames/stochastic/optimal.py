@@ -138,9 +138,10 @@ class OptimalPolicy:
         grid: the announcement grid searched (liar, ``method="grid"``) or quantile count
             (disputer, ``method="quantiles"``); 0 for the exact methods.
         method: ``"exact"``, ``"grid"`` or ``"quantiles"``.
-        gap: for the exact methods, a bound on how far the true optimum can lie from
-            ``value`` (above it for the liar and the disputer alike: Binomial tails beyond
-            :data:`~._verdicts.TAIL`, plus floating-point rounding); ``None`` when unknown.
+        gap: for the exact methods, a bound on ``|true optimum - value|`` (Binomial tails
+            beyond :data:`~._verdicts.TAIL`, plus floating-point rounding); ``None`` for
+            the approximate methods (a grid optimum is a lower bound on the liar's best
+            value; a quantile approximation may err either way).
     """
 
     value: float
