@@ -57,26 +57,9 @@ def table(rows: Rows, cols: list[str]) -> str:
     return head + "".join("| " + " | ".join(fmt(r[c]) for c in cols) + " |\n" for r in rows)
 
 
-def report_markdown(s: Sections, summary: str, out: Path, debates: int, seed: int) -> str:
-    """The whole ``report.md`` (``{secs}`` left for the caller to fill in)."""
-    cost_rows, cost_figs = s.costs
-    loose_rows, loose_fig = s.looseness
-    text = [
-        "# Stochastic debate: measured guarantees and costs beside the theorems", "",
-        f"Regenerate with `proofgames report --out {out}` "
-        f"({debates:,} debates per cell, seed {seed}; took {{secs}} s).", "",
-        summary, *LEGEND, "",
-        "## 1. Completeness and soundness near the 2/3 and 1/3 thresholds", "",
-        "Parameters derived from K over every step, so the theorem's hypothesis holds and its",
-        "bound is proven. True claims (P[M=1] >= 2/3): honest A against every B; the bound is",
-        "3/5 (paper) or the Lean formula (1-v)(P1 - Kc - (1-(1-q)^T)), a lower bound. False",
-        "claims (P[M=1] <= 1/3): every A against honest B; the bound is 2/5 (paper) or",
-        "1 - (1-v)(1-q)^T (P0 - Kb) (Lean), an upper bound. `optimal within`: the exact",
-        "optimal adversary respects the proven bound; `interval consistent`: the measured 95%",
-        "interval does not exclude it (over many cells a few misses would be chance).", "",
-        table(s.guarantees, ["machine", "P[M=1]", "K (every step)", "params", "claim", "A",
-                             "B", "measured", "ci_low", "ci_high", "optimal (exact)",
-                             "proven bound", "optimal within", "interval consistent"]),
+def _k_sections(s: Sections) -> list[str]:
+    """Section 1's two subsections: which K the proofs need; shading deterministic steps."""
+    return [
         "### Which K the proofs need", "",
         "The paper defines K through the oracle's answers only. But a dishonest A may also",
         "shade *deterministic* steps and internal coins by just under B's abort threshold (V",
@@ -102,6 +85,30 @@ def report_markdown(s: Sections, summary: str, out: Path, debates: int, seed: in
         "measured (`evade`), `within formula` then meaning the interval does not exclude it.", "",
         table(s.deterministic, ["machine", "params", "K", "K value", "adversary", "acceptance",
                                 "bound formula", "hypothesis", "within formula"]),
+    ]  # fmt: skip
+
+
+def report_markdown(s: Sections, summary: str, out: Path, debates: int, seed: int) -> str:
+    """The whole ``report.md`` (``{secs}`` left for the caller to fill in)."""
+    cost_rows, cost_figs = s.costs
+    loose_rows, loose_fig = s.looseness
+    text = [
+        "# Stochastic debate: measured guarantees and costs beside the theorems", "",
+        f"Regenerate with `proofgames report --out {out}` "
+        f"({debates:,} debates per cell, seed {seed}; took {{secs}} s).", "",
+        summary, *LEGEND, "",
+        "## 1. Completeness and soundness near the 2/3 and 1/3 thresholds", "",
+        "Parameters derived from K over every step, so the theorem's hypothesis holds and its",
+        "bound is proven. True claims (P[M=1] >= 2/3): honest A against every B; the bound is",
+        "3/5 (paper) or the Lean formula (1-v)(P1 - Kc - (1-(1-q)^T)), a lower bound. False",
+        "claims (P[M=1] <= 1/3): every A against honest B; the bound is 2/5 (paper) or",
+        "1 - (1-v)(1-q)^T (P0 - Kb) (Lean), an upper bound. `optimal within`: the exact",
+        "optimal adversary respects the proven bound; `interval consistent`: the measured 95%",
+        "interval does not exclude it (over many cells a few misses would be chance).", "",
+        table(s.guarantees, ["machine", "P[M=1]", "K (every step)", "params", "claim", "A",
+                             "B", "measured", "ci_low", "ci_high", "optimal (exact)",
+                             "proven bound", "optimal within", "interval consistent"]),
+        *_k_sections(s),
         "## 2. Oracle samples per party", "",
         "A and B: honest against honest (mean samples per debate, measured); V: honest A",
         "against a B that aborts at the first oracle query (the most V ever pays). Lines: the",
