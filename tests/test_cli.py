@@ -152,13 +152,20 @@ def test_stochastic_bad_input_is_a_clear_error():
     assert res.exit_code == 2
 
 
-def test_report_command_writes_markdown_and_figures(tmp_path):
+def test_report_writes_figures_and_never_shows_a_proven_bound_broken(tmp_path):
     res = run("report", "--out", str(tmp_path), "--debates", "300")
     assert res.exit_code == 0, res.output
     text = (tmp_path / "report.md").read_text()
     assert "Completeness and soundness" in text and "looseness.png" in text
     assert (tmp_path / "looseness.png").stat().st_size > 1000
     assert (tmp_path / "costs_vs_T.png").exists() and (tmp_path / "costs_vs_K.png").exists()
+    # honest labels: exact values, proven bounds only where the hypothesis holds
+    assert "optimal adversary (exact)" in text and "proven bound" in text
+    section = text.split("### Which K the proofs need")[1].split("### Deterministic")[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ")][1:]
+    verdicts = {(r[-2], r[-1].rstrip(" |")) for r in rows}
+    assert ("holds", "**NO**") not in verdicts  # the exact liar never beats a proven bound
+    assert ("fails", "**NO**") in verdicts  # ... but does beat the oracle-only K's formula
 
 
 def test_stochastic_witness_debate_from_the_cli():

@@ -141,3 +141,13 @@ def test_a_machine_without_an_oracle_k_is_debated_with_its_every_step_k():
     assert est.params["k"] == pytest.approx(1.0) and est.hypothesis == "holds"
     with pytest.raises(ProtocolError, match="no known Lipschitz constant"):
         estimate_acceptance(m, "lean", 1, "honest", "honest", debates=50, k_definition="oracle")
+
+
+def test_a_witness_problem_takes_the_largest_every_step_k_over_its_witnesses():
+    from proofgames.protocols.stochastic_witness import PanelChoice
+    from proofgames.stochastic.hypothesis import witness_hypothesis_lipschitz
+
+    problem = PanelChoice((0.2, 0.9, 0.4))
+    ks = [hypothesis_lipschitz(problem.machine(w)) for w in problem.candidates()]
+    assert witness_hypothesis_lipschitz(problem) == max(ks)
+    assert max(ks) >= problem.lipschitz  # the oracle-only K it derives its params from today

@@ -1,5 +1,6 @@
 """Stochastic-oracle debate: machines with known oracle probabilities, parameters, harness."""
 
+from .hypothesis import K_DEFINITIONS, hypothesis_lipschitz, machine_params
 from .lipschitz import (
     LipschitzBounds,
     acceptance_probability,
@@ -16,6 +17,7 @@ from .machines import (
 from .params import StochasticParams, hoeffding_samples, lean_params, paper_params, resolve_params
 
 __all__ = [
+    "K_DEFINITIONS",
     "LipschitzBounds",
     "StochasticBuilder",
     "StochasticMachine",
@@ -24,8 +26,10 @@ __all__ = [
     "acceptance_probability",
     "exact_lipschitz",
     "hoeffding_samples",
+    "hypothesis_lipschitz",
     "lean_params",
     "lipschitz_bounds",
+    "machine_params",
     "make_stochastic_machine",
     "paper_params",
     "register_stochastic_machine",

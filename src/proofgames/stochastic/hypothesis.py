@@ -47,7 +47,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import weakref
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -210,7 +209,8 @@ def step_lipschitz_bounds(
 _CACHE: weakref.WeakKeyDictionary[StochasticMachine, LipschitzBounds] = weakref.WeakKeyDictionary()
 
 
-def _cached_step_bounds(machine: StochasticMachine) -> LipschitzBounds:
+def step_bounds(machine: StochasticMachine) -> LipschitzBounds:
+    """:func:`step_lipschitz_bounds` with its defaults, cached per machine object."""
     bounds = _CACHE.get(machine)
     if bounds is None:
         bounds = _CACHE[machine] = step_lipschitz_bounds(machine)
@@ -234,7 +234,7 @@ def hypothesis_lipschitz(machine: StochasticMachine, definition: str = STEP) -> 
         raise ProtocolError(
             f"K definition must be one of {sorted(K_DEFINITIONS)}, got {definition!r}"
         )
-    return _cached_step_bounds(machine).upper
+    return step_bounds(machine).upper
 
 
 def hypothesis_status(machine: StochasticMachine, k: float) -> str:
@@ -243,8 +243,8 @@ def hypothesis_status(machine: StochasticMachine, k: float) -> str:
     ``"holds"`` needs ``k`` at or above the sound upper bound; ``"fails"`` means ``k`` is
     below a ratio some perturbation attains; in between it is not known.
     """
-    bounds = _cached_step_bounds(machine)
-    if k >= bounds.upper or math.isclose(k, bounds.upper, rel_tol=1e-12):
+    bounds = step_bounds(machine)
+    if k >= bounds.upper:
         return "holds"
     return "fails" if k < bounds.lower else "unverified"
 

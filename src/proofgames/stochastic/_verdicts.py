@@ -1,0 +1,173 @@
+"""Honest B's and V's verdicts on an announcement, exactly as the protocol computes them.
+
+The protocol compares in floating point: a party with ``n`` samples estimates ``X / n``
+(``X ~ Binomial(n, p)``; the exact ``p`` at a step it knows -- deterministic, or an internal
+coin) and finds an announcement ``c`` *within* its threshold when ``|estimate - c| < thr``
+(``<= tol`` for the strict check of known steps).  So, as a function of the (floating-point)
+announcement, every verdict probability is a step function whose steps sit where some
+estimate enters or leaves the window, and the set of announcements that pass one estimate
+is an interval of floats.  This module finds those intervals' end floats exactly (by
+checking the protocol's own comparison on neighbouring floats) and the probabilities of
+the verdicts at any announcement (the Binomial mass of the estimates that pass).
+
+Estimates whose probability is below :data:`TAIL` on either side are left out when the
+*steps* are listed (they move a verdict probability by less than ``2 * TAIL`` in all);
+probabilities are always computed from the whole distribution.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+from .._errors import ProtocolError
+from .machine import FloatArray
+
+TAIL = 1e-18
+"""Binomial tail mass left out, on each side, when listing where verdicts change."""
+
+IntArray = NDArray[np.int64]
+_FIX = 4  # neighbouring counts tried when snapping a window's ends (one always suffices)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One party's check: ``samples`` estimates (``None``: the exact p) and its threshold.
+
+    Attributes:
+        samples: number of samples, or ``None`` when the party knows p exactly.
+        threshold: the window's half-width.
+        inclusive: ``|estimate - c| <= threshold`` passes (the strict check) rather than ``<``.
+    """
+
+    samples: int | None
+    threshold: float
+    inclusive: bool = False
+
+    def passes(self, estimate: FloatArray, c: FloatArray) -> NDArray[np.bool_]:
+        """The protocol's comparison: whether ``c`` is within the window around ``estimate``."""
+        gap = np.abs(estimate - c)
+        return np.asarray(gap <= self.threshold if self.inclusive else gap < self.threshold)
+
+
+def announcement_interval(check: Check, estimate: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The least and greatest floats ``c`` in [0, 1] that ``check`` passes around each estimate.
+
+    Found by bisection over the floats between 0 and the estimate, and between it and 1 (the
+    comparison is monotone on each side; non-negative floats order as their bit patterns).
+
+    Raises:
+        ProtocolError: if a window is empty (a threshold of 0 with a strict ``<``).
+    """
+    x = np.clip(np.asarray(estimate, dtype=np.float64), 0.0, 1.0)
+    if not check.passes(x, x).all():
+        raise ProtocolError(f"no announcement passes a window of {check.threshold}")
+
+    def passes(bits: IntArray) -> NDArray[np.bool_]:
+        return check.passes(x, bits.view(np.float64))
+
+    lo, hi = np.zeros(x.shape, dtype=np.int64), x.view(np.int64).copy()
+    while (lo < hi).any():  # least passing float in [0, x]
+        mid = lo + (hi - lo) // 2
+        ok = passes(mid)
+        lo, hi = np.where(ok, lo, mid + 1), np.where(ok, mid, hi)
+    lower = lo.view(np.float64)
+    lo, hi = x.view(np.int64).copy(), np.full(x.shape, np.float64(1.0).view(np.int64))
+    while (lo < hi).any():  # greatest passing float in [x, 1]
+        mid = hi - (hi - lo) // 2
+        ok = passes(mid)
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid - 1)
+    return lower, lo.view(np.float64)
+
+
+def passing_range(check: Check, c: FloatArray) -> tuple[IntArray, IntArray]:
+    """For each announcement, the counts ``X`` in ``[lo, hi]`` whose estimate ``X / n`` passes."""
+    n = check.samples
+    assert n is not None
+    c = np.asarray(c, dtype=np.float64)
+    lo = np.ceil((c - check.threshold) * n).astype(np.int64)
+    hi = np.floor((c + check.threshold) * n).astype(np.int64)
+    for _ in range(_FIX):
+        lo = np.where(check.passes((lo - 1) / n, c) & (lo > 0), lo - 1, lo)
+        hi = np.where(check.passes((hi + 1) / n, c) & (hi < n), hi + 1, hi)
+    for _ in range(_FIX):
+        lo = np.where(~check.passes(lo / n, c) & (lo <= hi), lo + 1, lo)
+        hi = np.where(~check.passes(hi / n, c) & (hi >= lo), hi - 1, hi)
+    return np.clip(lo, 0, n + 1), np.clip(hi, -1, n)
+
+
+def pass_probability(check: Check, p: FloatArray | float, c: FloatArray) -> FloatArray:
+    """P[``check`` passes announcement ``c``] when its estimate comes from probability ``p``.
+
+    ``p`` and ``c`` broadcast against each other.  The Binomial cdf is read from a table
+    over :func:`support` for each distinct ``p``: exact there, within :data:`TAIL` beyond.
+    """
+    c = np.asarray(c, dtype=np.float64)
+    if check.samples is None:
+        return check.passes(np.asarray(p, dtype=np.float64), c).astype(np.float64)
+    lo, hi = passing_range(check, c)
+    p, lo, hi = np.broadcast_arrays(np.asarray(p, dtype=np.float64), lo, hi)
+    inside = np.zeros(p.shape)
+    for q in np.unique(p).tolist():
+        at = p == q
+        table = _cdf(check.samples, q)
+        inside[at] = table.at(hi[at]) - table.at(lo[at] - 1)
+    return np.where(hi >= lo, np.clip(inside, 0.0, 1.0), 0.0)
+
+
+@dataclass(frozen=True)
+class _Table:
+    """The Binomial cdf on :func:`support` (and one count below it)."""
+
+    first: int  # the count of table[0]
+    table: FloatArray
+
+    def at(self, k: IntArray) -> FloatArray:
+        """cdf(k), read off the table: exact inside, within :data:`TAIL` outside."""
+        return self.table[np.clip(k - self.first, 0, self.table.size - 1)]
+
+
+@functools.lru_cache(maxsize=64)
+def _cdf(samples: int, p: float) -> _Table:
+    counts = support(samples, p)
+    keys = np.concatenate([[counts[0] - 1], counts])
+    return _Table(int(keys[0]), np.asarray(stats.binom.cdf(keys, samples, p), dtype=np.float64))
+
+
+def _first(pred: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The least ``k`` in ``[lo, hi]`` with ``pred(k)``, for ``pred`` monotone and ``pred(hi)``."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if pred(mid) else (mid + 1, hi)
+    return lo
+
+
+def support(samples: int, p: float) -> IntArray:
+    """The counts ``X`` of Binomial(samples, p) but for at most :data:`TAIL` on each side.
+
+    Found by bisection on the Binomial cdf and survival function (``scipy``'s ``isf`` is not
+    reliable this far out).
+    """
+    lo = _first(lambda k: float(stats.binom.cdf(k, samples, p)) > TAIL, 0, samples)
+    hi = _first(lambda k: float(stats.binom.sf(k, samples, p)) <= TAIL, 0, samples)
+    return np.arange(lo, hi + 1, dtype=np.int64)
+
+
+def breakpoints(check: Check, p: float) -> FloatArray:
+    """Announcements in [0, 1] at which ``check``'s verdict probability may change.
+
+    For every estimate listed (the exact p, or the Binomial support but for :data:`TAIL`
+    per side) the first and last floats of its window and the floats just outside them.
+    """
+    if check.samples is None:
+        estimates = np.array([p])
+    else:
+        estimates = support(check.samples, p) / check.samples
+    lo, hi = announcement_interval(check, estimates)
+    points = np.concatenate([lo, hi, np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)])
+    return points[(points >= 0.0) & (points <= 1.0)]
