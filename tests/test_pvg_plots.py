@@ -27,14 +27,15 @@ def _python(code: str) -> dict[str, object]:
     return result
 
 
+@pytest.mark.parametrize("module", ["proofgames.pvg", "proofgames.stochastic.report"])
 @pytest.mark.parametrize("chosen", [None, "svg"], ids=["default-backend", "chosen-backend"])
-def test_importing_pvg_keeps_the_matplotlib_backend(chosen):
+def test_importing_pvg_keeps_the_matplotlib_backend(chosen, module):
     choose = f"matplotlib.use({chosen!r})" if chosen else "pass"
     seen = _python(
         "import json, matplotlib\n"
         f"{choose}\n"
         "before = matplotlib.get_backend()\n"
-        "import proofgames.pvg\n"
+        f"import {module}\n"
         "print(json.dumps({'before': before, 'after': matplotlib.get_backend()}))\n"
     )
     assert seen["after"] == seen["before"]

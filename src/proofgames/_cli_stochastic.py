@@ -12,20 +12,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ._errors import ProofgamesError
-from .stochastic import StochasticParams, resolve_params
-from .stochastic.machine import StochasticMachine
-
-
-def _machine(spec: str) -> StochasticMachine:
-    from .stochastic.machines import make_stochastic_machine
-
-    return make_stochastic_machine(spec)
-
-
-def _params(spec: str, machine: StochasticMachine) -> StochasticParams:
-    if machine.lipschitz is None:
-        raise ProofgamesError(f"{machine.name} has no known Lipschitz constant")
-    return resolve_params(spec, machine.lipschitz, machine.length)
 
 
 def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:

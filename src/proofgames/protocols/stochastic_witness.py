@@ -187,12 +187,12 @@ def _witness_groups(
 
 def _params(opts: Options, problem: StochasticWitnessProblem) -> StochasticParams:
     """Named sets derived with the largest every-step K over the witnesses' machines."""
-    from ..stochastic.hypothesis import K_DEFINITIONS, STEP, hypothesis_lipschitz
+    from ..stochastic.hypothesis import K_DEFINITIONS, STEP, witness_hypothesis_lipschitz
 
     if isinstance(opts.params, StochasticParams):
         return opts.params
     spec = "paper" if opts.params is None else str(opts.params)
-    k = max(hypothesis_lipschitz(problem.machine(w)) for w in problem.candidates())
+    k = witness_hypothesis_lipschitz(problem)
     return replace(resolve_params(spec, k, problem.steps), k_definition=K_DEFINITIONS[STEP])
 
 

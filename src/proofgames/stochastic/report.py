@@ -32,10 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+from matplotlib.figure import Figure  # the object API: importing this sets no backend
 
 from .._readme import replace_block
 from ..strategies import strategy_names
@@ -89,6 +86,7 @@ def guarantees(debates: int, seed: int) -> list[dict[str, Any]]:
                     "interval consistent": bool(
                         e.ci_high >= theorem.proven if true_claim else e.ci_low <= theorem.proven
                     ),
+                    "forfeits A/B": f"{e.forfeited['A']}/{e.forfeited['B']}",
                 })  # fmt: skip
     return rows
 
@@ -153,7 +151,8 @@ def costs(out: Path, debates: int, seed: int) -> tuple[list[dict[str, Any]], lis
         rows += _cost_rows(m, "K", m.lipschitz or 0.0, debates, seed)
     figs = []
     for axis in ("T", "K"):
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        fig = Figure(figsize=(6.4, 4.2))
+        ax = fig.subplots()
         for pname, style in (("paper", "-"), ("lean", "--")):
             pts = sorted((r[axis], r) for r in rows if r["axis"] == axis and r["params"] == pname)
             xs = [x for x, _ in pts]
@@ -181,7 +180,6 @@ def costs(out: Path, debates: int, seed: int) -> tuple[list[dict[str, Any]], lis
         fig.tight_layout()
         path = out / f"costs_vs_{axis}.png"
         fig.savefig(path, dpi=110)
-        plt.close(fig)
         figs.append(path)
     return rows, figs
 
@@ -236,7 +234,8 @@ def looseness(out: Path) -> tuple[list[dict[str, Any]], Path]:
                 rows.append({"family": family, "knob": knob, "machine": spec,
                              "samples_A": params.a_samples, "samples_V": params.v_samples,
                              "optimal (exact)": value, "target": target, "holds": ok})  # fmt: skip
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
+    fig = Figure(figsize=(9, 3.8))
+    axes = fig.subplots(1, 2)
     for ax, family in zip(axes, ("paper", "lean"), strict=True):
         for spec, colour in (("majority:n=3,p=0.62", "tab:blue"),
                              ("majority:n=3,p=0.38", "tab:red")):  # fmt: skip
@@ -260,7 +259,6 @@ def looseness(out: Path) -> tuple[list[dict[str, Any]], Path]:
     fig.tight_layout()
     path = out / "looseness.png"
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return rows, path
 
 

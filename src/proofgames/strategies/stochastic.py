@@ -23,7 +23,10 @@ from .._transcript import IntArray
 from ..protocols.stochastic import BoolArray, Round, StochasticA, StochasticB
 from ..stochastic.machine import FloatArray
 from ..stochastic.optimal import (
+    EXACT,
+    GRID,
     MAX_STEPS,
+    QUANTILES,
     OptimalPolicy,
     history_index,
     optimal_disputer,
@@ -215,7 +218,8 @@ class _OptimalA(Player, StochasticA):
 
     def announce(self, r: Round, rng: np.random.Generator) -> FloatArray:
         if self._policy is None:
-            self._policy = optimal_liar(r.machine, r.params, r.claim, self.grid)
+            method = GRID if self.grid else EXACT
+            self._policy = optimal_liar(r.machine, r.params, r.claim, self.grid, method=method)
         return self._policy.announce[r.t][history_index(r.prefix)]
 
 
@@ -233,11 +237,15 @@ class _OptimalB(Player, StochasticB):
     def abort(self, r: Round, rng: np.random.Generator, announced: FloatArray,
               bits: IntArray | None) -> BoolArray:  # fmt: skip
         if self._policy is None:
-            self._policy = optimal_disputer(r.machine, r.params, r.claim, self.quantiles)
+            method = QUANTILES if self.quantiles else EXACT
+            self._policy = optimal_disputer(
+                r.machine, r.params, r.claim, self.quantiles, method=method
+            )
         h = history_index(r.prefix)
         after = self._policy.values[r.t + 1]
         v0, v1 = after[h], after[h | (1 << r.t)]
-        _, accept = verdict_probabilities(r.machine, r.params, r.t, r.p, announced)
+        known = (not r.is_query) | r.machine.internal_batch(r.t, r.values)
+        _, accept = verdict_probabilities(r.machine, r.params, r.t, r.p, announced, known)
         if bits is None:
             cont = announced * v1 + (1 - announced) * v0
         else:
@@ -261,12 +269,12 @@ def _check_optimal(target: Any) -> None:
 
 
 @register_strategy(P, "A", "optimal")
-def optimal_a(grid: int = 401) -> Player:
-    """The best liar against honest B, by dynamic programming (tiny machines only)."""
+def optimal_a(grid: int = 0) -> Player:
+    """The exact best liar against honest B (tiny machines; grid=N: a grid approximation)."""
     return _OptimalA(grid)
 
 
 @register_strategy(P, "B", "optimal")
-def optimal_b(quantiles: int = 64) -> Player:
-    """The best disputer against honest A, by dynamic programming (tiny machines only)."""
+def optimal_b(quantiles: int = 0) -> Player:
+    """The exact best disputer against honest A (tiny machines; quantiles=N: approximate)."""
     return _OptimalB(quantiles)
