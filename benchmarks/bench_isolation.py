@@ -12,8 +12,10 @@ Measures, in one run on this machine, as ratios isolated / in-process:
   * the standalone prover (``examples/standalone_bisection_prover.py``, no proofgames
     import) as A against isolated honest B.
 
-Prints a markdown table, or one JSON object with ``--json``.
-Run:  .venv/bin/python benchmarks/bench_isolation.py [--json] [--repeat N]
+Prints a markdown table, or one JSON object with ``--json``; with ``--publish`` it also
+writes benchmarks/results/isolation.{json,md} and the ``bench:isolation`` block of
+docs/performance.md.
+Run:  .venv/bin/python benchmarks/bench_isolation.py [--json] [--repeat N] [--publish]
 """
 
 from __future__ import annotations
@@ -159,9 +161,29 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--repeat", type=int, default=3, help="debates per configuration")
     parser.add_argument("--calls", type=int, default=2000, help="isolated calls per message")
+    parser.add_argument("--publish", action="store_true", help="write results and docs block")
     args = parser.parse_args()
     res = measure(args.repeat, args.calls)
     print(json.dumps(res, indent=2) if args.json else table(res))
+    if args.publish:
+        publish(res)
+
+
+def publish(res: dict[str, Any]) -> None:
+    """results/isolation.{json,md} and the docs/performance.md block."""
+    from proofgames._readme import replace_block
+
+    results = ROOT / "benchmarks" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "isolation.json").write_text(json.dumps(res, indent=2) + "\n")
+    day = time.strftime("%Y-%m-%d")
+    md = (
+        f"Measured {day} on {platform.machine()}, CPython {platform.python_version()}, "
+        f"{os.cpu_count()} cores (`.venv/bin/python benchmarks/bench_isolation.py --publish`)."
+        "\n\n" + table(res)
+    )
+    (results / "isolation.md").write_text(md + "\n")
+    replace_block(ROOT / "docs" / "performance.md", "bench:isolation", md)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ BLOCKS = [
     ("docs/pvg.md", "report:pvg"),  # proofgames pvg reproduce --readme docs/pvg.md
     ("docs/performance.md", "bench:deterministic"),  # benchmarks/bench_deterministic.py
     ("docs/performance.md", "bench:stochastic"),  # benchmarks/bench_stochastic.py
+    ("docs/performance.md", "bench:isolation"),  # benchmarks/bench_isolation.py --publish
     ("docs/performance.md", "bench:pvg"),  # benchmarks/bench_pvg_bec.py
     ("docs/performance.md", "bench:pvg-locate"),  # benchmarks/bench_pvg_locate.py
     ("docs/performance.md", "bench:pvg-exact"),  # benchmarks/bench_pvg_exact.py

@@ -200,6 +200,64 @@ def estimate_acceptance(
     if interval not in ("clopper-pearson", "wilson"):
         raise ProtocolError(f"interval must be 'clopper-pearson' or 'wilson', got {interval!r}")
     start = time.perf_counter()
+    built, params = _resolve(machine, params, k_definition)
+    if workers > 1 and not isinstance(machine, str):
+        raise ProtocolError("workers > 1 need the machine as a registered spec string")
+    from ..strategies import check_instance, make_strategy
+
+    for role, spec in (("A", prover_a), ("B", prover_b)):  # limits refused before any play
+        if isinstance(spec, str):
+            check_instance(make_strategy("stochastic", role, spec), built)
+    size = chunk or max(1, min(debates, (1 << 22) // max(1, built.length)))
+    counts = [size] * (debates // size) + ([debates % size] if debates % size else [])
+    seeds = np.random.SeedSequence(seed).spawn(len(counts))
+    target = machine if workers > 1 else built
+    jobs = [
+        (target, params, claim, prover_a, prover_b, n, int(s.generate_state(1)[0]))
+        for n, s in zip(counts, seeds, strict=True)
+    ]
+    tally = _Tally(progress)
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for result, n in zip(pool.map(_chunk, jobs), counts, strict=True):
+                tally.add(result, n)
+    else:
+        for job, n in zip(jobs, counts, strict=True):
+            tally.add(_chunk(job), n)
+    lo, hi = (clopper_pearson_interval if interval == "clopper-pearson" else wilson_interval)(
+        tally.accepted, debates
+    )
+    theorem = guarantee(built, params, claim)
+    return Estimate(
+        machine=built.name,
+        claim=claim,
+        prover_a=_label(prover_a, "A"),
+        prover_b=_label(prover_b, "B"),
+        params=params.to_dict(),
+        debates=debates,
+        accepted=tally.accepted,
+        acceptance=tally.accepted / debates,
+        ci_low=lo,
+        ci_high=hi,
+        interval=interval,
+        queries=tally.queries(),
+        abort_rate=float((np.concatenate(tally.aborts) >= 0).mean()),
+        p_accept=built.p_accept,
+        proven=theorem.proven,
+        seed=seed,
+        seconds=time.perf_counter() - start,
+        k_definition=theorem.k_definition,
+        hypothesis=theorem.hypothesis,
+        formula_bound=theorem.formula,
+        forfeited=tally.forfeited(),
+        forfeits=tally.forfeits(),
+    )
+
+
+def _resolve(
+    machine: StochasticMachine | str, params: StochasticParams | str, k_definition: str
+) -> tuple[StochasticMachine, StochasticParams]:
+    """The machine built from its spec, and named parameters derived for it."""
     built = machine
     if isinstance(machine, str):
         from .machines import make_stochastic_machine
@@ -212,85 +270,42 @@ def estimate_acceptance(
                 f"{built.name} has no known Lipschitz constant; give parameters explicitly"
             )
         params = machine_params(params, built, k_definition)
-    if workers > 1 and not isinstance(machine, str):
-        raise ProtocolError("workers > 1 need the machine as a registered spec string")
-    size = chunk or max(1, min(debates, (1 << 22) // max(1, built.length)))
-    counts = [size] * (debates // size) + ([debates % size] if debates % size else [])
-    seeds = np.random.SeedSequence(seed).spawn(len(counts))
-    jobs = [
-        (
-            machine if workers > 1 else built,
-            params,
-            claim,
-            prover_a,
-            prover_b,
-            n,
-            int(s.generate_state(1)[0]),
-        )
-        for n, s in zip(counts, seeds, strict=True)
-    ]
-    from ..strategies import check_instance, make_strategy
+    return built, params
 
-    for role, spec in (("A", prover_a), ("B", prover_b)):  # limits refused before any play
-        if isinstance(spec, str):
-            check_instance(make_strategy("stochastic", role, spec), built)
-    accepted = 0
-    aborts: list[np.ndarray] = []
-    samples: dict[str, list[np.ndarray]] = {p: [] for p in ("A", "B", "V")}
-    lost: Counter[tuple[str, str]] = Counter()
 
-    def absorb(result: Any, n: int) -> None:
-        nonlocal accepted
-        k, ab, sm, chunk_lost = result
-        accepted += k
-        aborts.append(ab)
-        for p in samples:
-            samples[p].append(sm[p])
-        for party, reason, debates_lost in chunk_lost:
-            lost[(party, reason)] += debates_lost
-        if progress is not None:
-            progress(n)
+class _Tally:
+    """What the chunks add up to: acceptances, aborts, samples per party, forfeits."""
 
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for result, n in zip(pool.map(_chunk, jobs), counts, strict=True):
-                absorb(result, n)
-    else:
-        for job in jobs:
-            absorb(_chunk(job), job[5])
-    lo, hi = (clopper_pearson_interval if interval == "clopper-pearson" else wilson_interval)(
-        accepted, debates
-    )
-    all_samples = {p: np.concatenate(v) for p, v in samples.items()}
-    theorem = guarantee(built, params, claim)
-    return Estimate(
-        machine=built.name,
-        claim=claim,
-        prover_a=_label(prover_a, "A"),
-        prover_b=_label(prover_b, "B"),
-        params=params.to_dict(),
-        debates=debates,
-        accepted=accepted,
-        acceptance=accepted / debates,
-        ci_low=lo,
-        ci_high=hi,
-        interval=interval,
-        queries={
-            p: {"mean": float(v.mean()), "max": float(v.max())} for p, v in all_samples.items()
-        },
-        abort_rate=float((np.concatenate(aborts) >= 0).mean()),
-        p_accept=built.p_accept,
-        proven=theorem.proven,
-        seed=seed,
-        seconds=time.perf_counter() - start,
-        k_definition=theorem.k_definition,
-        hypothesis=theorem.hypothesis,
-        formula_bound=theorem.formula,
-        forfeited={p: sum(n for (q, _), n in lost.items() if q == p) for p in ("A", "B")},
-        forfeits=[
-            {"party": p, "reason": r, "debates": n} for (p, r), n in lost.most_common()
-        ],
-    )
+    def __init__(self, progress: Callable[[int], None] | None) -> None:
+        self.progress, self.accepted = progress, 0
+        self.aborts: list[np.ndarray] = []
+        self.samples: dict[str, list[np.ndarray]] = {p: [] for p in ("A", "B", "V")}
+        self.lost: Counter[tuple[str, str]] = Counter()
+
+    def add(self, result: Any, n: int) -> None:
+        """One chunk's result (of ``n`` debates)."""
+        k, aborts, samples, lost = result
+        self.accepted += k
+        self.aborts.append(aborts)
+        for p in self.samples:
+            self.samples[p].append(samples[p])
+        for party, reason, debates in lost:
+            self.lost[(party, reason)] += debates
+        if self.progress is not None:
+            self.progress(n)
+
+    def queries(self) -> dict[str, dict[str, float]]:
+        """Mean and max oracle samples per debate, per party."""
+        joined = {p: np.concatenate(v) for p, v in self.samples.items()}
+        return {p: {"mean": float(v.mean()), "max": float(v.max())} for p, v in joined.items()}
+
+    def forfeited(self) -> dict[str, int]:
+        """Debates each party forfeited."""
+        return {p: sum(n for (q, _), n in self.lost.items() if q == p) for p in ("A", "B")}
+
+    def forfeits(self) -> list[dict[str, Any]]:
+        """Forfeits by party and reason, most frequent first."""
+        return [{"party": p, "reason": r, "debates": n} for (p, r), n in self.lost.most_common()]
 
 
 def sweep(
