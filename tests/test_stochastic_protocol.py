@@ -215,8 +215,24 @@ def test_real_oracle_calls_are_counted_and_bounded_by_a_budget():
     res = run(m, small, 1, "honest", "honest", n=10, sampling="oracle", oracle=oracle)
     assert res.oracle_calls["A"] == 200 and res.oracle_calls["B"] == 200
     assert res.acceptance > 0.5  # the real oracle says 0.9, not the machine's 0.5
-    res = run(m, small, 1, "honest", "honest", n=10, sampling="oracle", oracle=oracle, budget=100)
-    assert res.acceptance == 0 and "budget" in res.forfeits[0].reason
+    with pytest.raises(ProtocolError, match="below what the protocol prescribes"):
+        run(m, small, 1, "honest", "honest", n=10, sampling="oracle", oracle=oracle, budget=100)
+    greedy = Greedy()
+    greedy.spec = StrategySpec("stochastic", "A", "greedy")
+    res = play_stochastic_batch(
+        m, small, 1, greedy, make_strategy("stochastic", "B", "honest"), debates=10,
+        sampling="oracle", oracle=oracle, budget=400,
+    )  # fmt: skip
+    assert res.acceptance == 0 and res.forfeit_counts() == {"A": 10, "B": 0}
+    assert "budget" in res.forfeits[0].reason  # asking beyond its own budget is A's loss
+
+
+class Greedy(Player):
+    def announce(self, r, rng):
+        return r.estimate(1000)
+
+    def coin(self, r, rng):
+        return rng.random(r.n)
 
 
 def test_one_debate_record_has_messages_and_costs():

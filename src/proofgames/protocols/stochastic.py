@@ -122,6 +122,30 @@ def _check(
         )
 
 
+def _check_budget(
+    machine: StochasticMachine, params: StochasticParams, debates: int, budget: int
+) -> None:
+    """Refuse, before play, a budget below what the protocol prescribes to an honest party.
+
+    An honest prover samples at every oracle step, V at most once per debate; a budget that
+    cannot cover that would turn a simulator limit into an honest party's forfeit.  A party
+    that asks for more than its prescribed samples still pays with its own budget.
+    """
+    queries = sum(machine.is_query(t) for t in range(machine.length))
+    need = {
+        "A": params.a_samples * queries * debates,
+        "B": params.b_samples * queries * debates,
+        "V": params.v_samples * debates,
+    }
+    short = {p: n for p, n in need.items() if n > budget}
+    if short:
+        raise ProtocolError(
+            f"an oracle budget of {budget:,} calls per party is below what the protocol "
+            f"prescribes to honest parties ({', '.join(f'{p}: {n:,}' for p, n in short.items())}"
+            f" for {debates} debates); raise the budget or play fewer debates"
+        )
+
+
 def play_stochastic_batch(
     machine: StochasticMachine,
     params: StochasticParams,
@@ -155,6 +179,8 @@ def play_stochastic_batch(
     _check(machine, params, claim, debates, sampling)
     if sampling == "oracle" and oracle is None:
         raise ProtocolError("sampling='oracle' needs an oracle")
+    if sampling == "oracle" and budget is not None:
+        _check_budget(machine, params, debates, budget)
     start = time.perf_counter()
     run = _Lockstep(machine, params, claim, debates, seed, sampling, oracle, budget, timeout)
     pa, pb = run.party("A", prover_a), run.party("B", prover_b)
