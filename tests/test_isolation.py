@@ -445,3 +445,13 @@ def test_stderr_is_kept_bounded(tmp_path: Path) -> None:
     tail = child.stderr_tail()
     assert tail.endswith("END") and len(tail) <= 64 * 1024
     child.kill()
+
+
+def test_isolated_provers_costs_are_their_own_reports_not_zero() -> None:
+    """V cannot count a separate process's samples: the outcome carries its own report."""
+    inner = play("stochastic", "single-query:p=0.9", claim=1, a="honest", b="honest", seed=0)
+    out = play("stochastic", "single-query:p=0.9", claim=1, a="honest", b="honest", seed=0,
+               isolation="process")  # fmt: skip
+    assert inner.costs.prover_queries["A"] > 0
+    assert out.costs.prover_queries == inner.costs.prover_queries  # same prescribed counts
+    assert out.costs.verifier_queries == inner.costs.verifier_queries

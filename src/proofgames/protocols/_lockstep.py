@@ -209,6 +209,14 @@ class LockstepParty:
         self.params, self.sampler, self._timeout = params, sampler, timeout
         self._bits = np.zeros((machine.length, 0), dtype=np.int8)  # time-major
 
+    @property
+    def reported_queries(self) -> int:
+        """Samples a party in its own process reports (V cannot count them itself)."""
+        if not getattr(type(self._player), "isolated", False):
+            return 0
+        q = getattr(self._player, "queries", 0)
+        return q if type(q) is int and q >= 0 else 0
+
     def start(self, debates: int) -> None:
         """A fresh transcript of A's bits (this party's own copy)."""
         self._bits = np.zeros((self.machine.length, debates), dtype=np.int8)

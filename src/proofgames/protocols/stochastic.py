@@ -190,6 +190,9 @@ def play_stochastic_batch(
             break
         active = run.round(t, active, pa, pb, record)
     run.verdicts[active] = (run.bits[machine.length - 1, active] == claim).astype(np.int64)
+    if debates == 1:  # a prover in its own process samples there: its own report counts
+        for name, party in (("A", pa), ("B", pb)):
+            run.counts[name][0] += party.reported_queries
     return Batch(
         NAME, machine.name, claim, run.verdicts, run.log.by, run.log.counts(), run.counts,
         {p: ledger.counts()[p] for p, ledger in run.ledgers.items()}, run.aborts, t + 1,
