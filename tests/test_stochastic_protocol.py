@@ -280,3 +280,14 @@ def test_shading_deterministic_steps_breaks_oracle_only_k_and_strict_checks_rest
     )
     assert honest.ci_low > 0.6  # strict checking costs honest A nothing
     assert resolve_params("lean:strict", 1.0, 10).name == "lean:strict"
+
+
+def test_a_debate_aborted_in_round_t_reports_t_plus_one_rounds():
+    m = majority3(0.5)  # T = 4: three queries and the gate
+    for step in range(m.length):
+        out = play_stochastic(
+            m, lean_params(1.5, m.length), 1, make_strategy("stochastic", "A", "honest"),
+            make_strategy("stochastic", "B", f"abort-at:step={step}"), seed=0,
+        )  # fmt: skip
+        assert out.details["abort_round"] == step
+        assert out.costs.rounds == step + 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -12,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ._errors import ProofgamesError
+from ._jsonout import dumps
 
 
 def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:
@@ -23,7 +23,9 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
             str, typer.Option(help="directory for report.md and figures")
         ] = "reports/stochastic",
         debates: Annotated[int, typer.Option(help="debates per table cell")] = 20_000,
-        seed: Annotated[int, typer.Option()] = 0,
+        seed: Annotated[
+            int, typer.Option(min=0, help="root seed of every random choice (non-negative)")
+        ] = 0,
         readme: Annotated[
             str | None,
             typer.Option(
@@ -38,9 +40,13 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
 
         if debates <= 0:
             fail(f"--debates must be positive, got {debates}")
-        path = write_report(
-            Path(out), debates=debates, seed=seed, readme=Path(readme) if readme else None
-        )
+        try:
+            path = write_report(
+                Path(out), debates=debates, seed=seed, readme=Path(readme) if readme else None
+            )
+        except ProofgamesError as exc:
+            fail(str(exc))
+            return
         console.print(f"wrote {path}")
 
     @app.command()
@@ -51,14 +57,26 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
                 "--machine", "-m", help="stochastic machine spec, e.g. majority:n=5,p=0.7"
             ),
         ] = "single-query:p=0.8",
-        params: Annotated[str, typer.Option(help="paper | lean | FILE.json")] = "lean",
+        params: Annotated[
+            str,
+            typer.Option(
+                help="paper | lean | FILE.json; add ':strict' (e.g. lean:strict) to check "
+                "steps whose probability is known exactly"
+            ),
+        ] = "lean",
         claim: Annotated[int, typer.Option(help="1: P[M=1] >= 2/3; 0: P[M=1] <= 1/3")] = 1,
-        prover_a: Annotated[str, typer.Option("--prover-a")] = "honest",
-        prover_b: Annotated[str, typer.Option("--prover-b")] = "honest",
+        prover_a: Annotated[
+            str, typer.Option("--prover-a", help="A's stochastic strategy[:k=v,...]")
+        ] = "honest",
+        prover_b: Annotated[
+            str, typer.Option("--prover-b", help="B's stochastic strategy[:k=v,...]")
+        ] = "honest",
         debates: Annotated[int, typer.Option(help="number of debates")] = 10_000,
-        seed: Annotated[int, typer.Option()] = 0,
-        workers: Annotated[int, typer.Option(help="processes")] = 1,
-        as_json: Annotated[bool, typer.Option("--json")] = False,
+        seed: Annotated[
+            int, typer.Option(min=0, help="root seed of every random choice (non-negative)")
+        ] = 0,
+        workers: Annotated[int, typer.Option(min=1, help="worker processes")] = 1,
+        as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
     ) -> None:
         """Estimate P[V accepts A's claim] over many debates run in lockstep."""
         from .stochastic.montecarlo import estimate_acceptance
@@ -96,7 +114,7 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         record["queries_max"] = {p: q["max"] for p, q in est.queries.items()}
         record["queries"] = {p: q["mean"] for p, q in est.queries.items()}
         if as_json:
-            print(json.dumps(record))
+            print(dumps(record))
             return
         table = Table(
             title=f"P[V accepts] on {est.machine}, {est.params['name']} parameters",

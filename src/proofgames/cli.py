@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ from rich.table import Table
 from ._cli_stochastic import register as register_stochastic
 from ._errors import ProofgamesError
 from ._instances import turing_machine
+from ._jsonout import dumps
 from .machines import TableauTranscript, TuringMachine
 from .machines.examples import example_names, get_example
 from .protocols import Outcome, get_protocol, protocol_names
@@ -29,7 +29,7 @@ app = typer.Typer(
 )
 # Tables are wide: give non-terminal output (logs, pipes) room instead of rich's 80 columns.
 console = Console() if sys.stdout.isatty() else Console(width=120)
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # one line per message, even piped
 
 PROTOCOLS = tuple(protocol_names())
 
@@ -126,9 +126,15 @@ def debate(
         str | None,
         typer.Option("--prover-b", help="strategy[:k=v,...], or exec:COMMAND (with process)"),
     ] = None,
-    seed: Annotated[int, typer.Option(help="root seed of every random choice")] = 0,
+    seed: Annotated[
+        int, typer.Option(min=0, help="root seed of every random choice (a non-negative integer)")
+    ] = 0,
     params: Annotated[
-        str | None, typer.Option(help="stochastic protocols: paper (default) | lean | FILE.json")
+        str | None,
+        typer.Option(
+            help="stochastic protocols: paper (default) | lean | FILE.json; add ':strict' "
+            "(e.g. paper:strict) to check steps whose probability is known exactly"
+        ),
     ] = None,
     isolation: Annotated[
         str, typer.Option(help="in-process | process (each prover in its own OS process)")
@@ -159,7 +165,7 @@ def debate(
         _fail(str(exc))
         return
     if as_json:
-        print(json.dumps(out.to_dict() | {"truth": inst.truth, "p_accept": inst.p_accept}))
+        print(dumps(out.to_dict() | {"truth": inst.truth, "p_accept": inst.p_accept}))
     else:
         console.print(outcome_table(out, inst.truth))
 
@@ -208,7 +214,7 @@ def exhaustive(
         "seconds": g.honest.seconds + g.dishonest.seconds,
     }
     if as_json:
-        print(json.dumps(record))
+        print(dumps(record))
         return
     table = Table(title=f"exhaustive {protocol} on {tm.name}, T = {t}", show_header=False)
     for k, v in record.items():
@@ -221,6 +227,8 @@ def strategies(
     protocol: Annotated[str | None, typer.Argument(help="limit to one protocol")] = None,
 ) -> None:
     """List the registered strategies."""
+    if protocol is not None and protocol not in PROTOCOLS:
+        _fail(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     table = Table(title="registered strategies")
     for col in ("protocol", "role", "name", "description"):
         table.add_column(col)
@@ -297,7 +305,7 @@ def demo(
             out = play(protocol, "bb5", claim, a, b, seed=0, progress=progress)
         c = out.costs
         if as_json:
-            print(json.dumps(out.to_dict(messages=False)))
+            print(dumps(out.to_dict(messages=False)))
             continue
         unit = "configs" if c.verifier_read_unit == "configurations" else c.verifier_read_unit
         summary.add_row(

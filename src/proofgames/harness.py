@@ -67,9 +67,12 @@ def build_player(
     if player is None:
         player = default
     if isinstance(player, str):
-        built = make_strategy(protocol, role, player)
-        if instance is not None:
-            check_instance(built, instance.target)
+        try:
+            built = make_strategy(protocol, role, player)
+            if instance is not None:
+                check_instance(built, instance.target)
+        except ProofgamesError as exc:  # name the input that is wrong
+            raise type(exc)(f"prover {role} {player!r}: {exc}") from None
         return built
     return player
 

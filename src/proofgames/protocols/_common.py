@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .._errors import ProofgamesError
+from .._errors import ProofgamesError, ProtocolError
 from .._oracle import PARTIES, Oracle, OracleLedger, OracleView
 from .._registry import StrategySpec
 from ..wire import Malformed
@@ -414,6 +414,18 @@ class Debate:
         )
 
 
+def check_seed(seed: object) -> int | None:
+    """A root seed: a non-negative integer, or ``None`` for fresh entropy.
+
+    Raises:
+        ProtocolError: naming the bad seed.
+    """
+    if seed is None or (type(seed) is int and seed >= 0):
+        return seed
+    raise ProtocolError(f"seed must be a non-negative integer (or None), got {seed!r}")
+
+
 def spawn_rngs(seed: int | None, n: int) -> list[np.random.Generator]:
     """Independent generators for the parties, split from one seed."""
-    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n)]
+    seq = np.random.SeedSequence(check_seed(seed))
+    return [np.random.default_rng(s) for s in seq.spawn(n)]

@@ -184,18 +184,19 @@ def play_stochastic_batch(
     start = time.perf_counter()
     run = _Lockstep(machine, params, claim, debates, seed, sampling, oracle, budget, timeout)
     pa, pb = run.party("A", prover_a), run.party("B", prover_b)
-    active, t = np.arange(debates), 0
+    active, played = np.arange(debates), 0
     for t in range(machine.length):
         if active.size == 0:
             break
         active = run.round(t, active, pa, pb, record)
+        played = t + 1  # rounds 0..t were played
     run.verdicts[active] = (run.bits[machine.length - 1, active] == claim).astype(np.int64)
     if debates == 1:  # a prover in its own process samples there: its own report counts
         for name, party in (("A", pa), ("B", pb)):
             run.counts[name][0] += party.reported_queries
     return Batch(
         NAME, machine.name, claim, run.verdicts, run.log.by, run.log.counts(), run.counts,
-        {p: ledger.counts()[p] for p, ledger in run.ledgers.items()}, run.aborts, t + 1,
+        {p: ledger.counts()[p] for p, ledger in run.ledgers.items()}, run.aborts, played,
         player_spec(prover_a, NAME, "A"), player_spec(prover_b, NAME, "B"), seed, params,
         seconds=time.perf_counter() - start,
     )  # fmt: skip

@@ -195,8 +195,10 @@ def estimate_acceptance(
             hypothesis) or ``"oracle"`` (the paper's Definition 6.1, for comparison; its
             bounds are reported in ``formula_bound`` but not as ``proven``).
     """
-    if debates <= 0:
-        raise ProtocolError(f"debates must be positive, got {debates}")
+    if type(debates) is not int or debates <= 0:
+        raise ProtocolError(f"debates must be a positive integer, got {debates!r}")
+    if type(seed) is not int or seed < 0:
+        raise ProtocolError(f"seed must be a non-negative integer, got {seed!r}")
     if interval not in ("clopper-pearson", "wilson"):
         raise ProtocolError(f"interval must be 'clopper-pearson' or 'wilson', got {interval!r}")
     start = time.perf_counter()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._configuration import CheckpointedRun, Configuration
-from .._errors import ProtocolError
+from .._errors import ProtocolError, SpecError
 from .._oracle import OracleView
 from ..machines.turing import TuringMachine
 
@@ -85,6 +85,20 @@ class ClaimedRun:
     def final(self) -> Configuration:
         """The configuration presented for time T."""
         return self.config_at(self.steps)
+
+
+def require_range(
+    name: str, value: float, lo: float, hi: float | None = None, *, open_hi: bool = False
+) -> None:
+    """Refuse a strategy argument outside its range when the strategy is built.
+
+    Raises:
+        SpecError: naming the argument, its range and the value given.
+    """
+    above = hi is not None and (value >= hi if open_hi else value > hi)
+    if not value >= lo or above:  # also refuses NaN
+        bound = "inf)" if hi is None else (f"{hi})" if open_hi else f"{hi}]")
+        raise SpecError(f"strategy argument {name} must lie in [{lo}, {bound}, got {value!r}")
 
 
 def lie_time(at: float, steps: int) -> int:

@@ -13,7 +13,7 @@ from .._registry import Player, register_strategy
 from ..machines.turing import TuringMachine
 from ..protocols._common import GameContext
 from ..protocols.bisection import FIRST, SECOND, BisectionA, BisectionB, BisectionState
-from ._runs import ClaimedRun, lie_about_output, lie_time
+from ._runs import ClaimedRun, lie_about_output, lie_time, require_range
 
 P = "bisection"
 
@@ -66,6 +66,7 @@ def lie_output_a() -> _RunA:
 @register_strategy(P, "A", "flip-step")
 def flip_step_a(at: float = 0.5) -> _RunA:
     """Alters one configuration at fraction ``at`` of the run and stays consistent after it."""
+    require_range("at", at, 0.0, 1.0)
     return _RunA(at=at)
 
 

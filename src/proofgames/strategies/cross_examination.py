@@ -16,7 +16,7 @@ from .._transcript import IntArray, TranscriptMachine
 from ..machines.tableau import TableauTranscript
 from ..protocols._common import GameContext
 from ..protocols.cross_examination import CrossExaminationA, CrossExaminationB, Reader
-from ._runs import ClaimedRun, lie_time
+from ._runs import ClaimedRun, lie_time, require_range
 
 P = "cross-examination"
 _FLIP_SEARCH = 64  # later positions an explicit-transcript liar tries before the output
@@ -166,6 +166,7 @@ def lie_output_a() -> _A:
 @register_strategy(P, "A", "flip-step")
 def flip_step_a(at: float = 0.5) -> _A:
     """Alters one step at fraction ``at`` of the computation; consistent everywhere else."""
+    require_range("at", at, 0.0, 1.0)
     return _A(at=at)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import ProtocolError
+from .._errors import ProtocolError, SpecError
 from .._registry import Player, register_strategy
 from .._transcript import IntArray
 from ..protocols.stochastic import BoolArray, Round, StochasticA, StochasticB
@@ -34,6 +34,7 @@ from ..stochastic.optimal import (
     step_influence,
     verdict_probabilities,
 )
+from ._runs import require_range
 
 P = "stochastic"
 
@@ -46,6 +47,10 @@ class _Honest(Player, StochasticA):
 class _Shift(_Honest):
     def __init__(self, delta: float, step: int | None = None, only_one: bool = False) -> None:
         self.delta, self.step, self.only_one = delta, step, only_one
+
+    def check_instance(self, target: Any) -> None:
+        """Refuse, before play, a step the machine does not have."""
+        _check_step(self.step, target)
 
     def _lie_here(self, r: Round) -> bool:
         if not self.only_one:
@@ -100,24 +105,29 @@ def honest_a() -> Player:
 @register_strategy(P, "A", "shift")
 def shift_a(delta: float = 0.05) -> Player:
     """Announces the honest estimate plus ``delta`` at every step, clipped to [0, 1]."""
+    require_range("delta", delta, -1.0, 1.0)
     return _Shift(delta)
 
 
 @register_strategy(P, "A", "evade")
 def evade_a(margin: float = 0.9) -> Player:
     """Shifts toward its claim by ``margin`` x B's abort threshold: just under detection."""
+    require_range("margin", margin, 0.0, 1e6)
     return _Evade(margin)
 
 
 @register_strategy(P, "A", "lie-at")
 def lie_at_a(step: int = -1, delta: float = 0.3) -> Player:
     """Lies by ``delta`` at one step only (``step=-1``: the most influential step)."""
+    require_range("step", step, -1)
+    require_range("delta", delta, -1.0, 1.0)
     return _Shift(delta, None if step < 0 else step, only_one=True)
 
 
 @register_strategy(P, "A", "biased-coin")
 def biased_coin_a(z: float = 0.0) -> Player:
     """Honest announcements; always contributes ``z`` to the shared coin."""
+    require_range("z", z, 0.0, 1.0, open_hi=True)
     return _BiasedCoinA(z)
 
 
@@ -162,6 +172,10 @@ class _AbortAt(Player, StochasticB):
     def __init__(self, step: int) -> None:
         self.step = step
 
+    def check_instance(self, target: Any) -> None:
+        """Refuse, before play, a step the machine does not have."""
+        _check_step(self.step, target)
+
     def abort(self, r: Round, rng: np.random.Generator, announced: FloatArray,
               bits: IntArray | None) -> BoolArray:  # fmt: skip
         if self.step >= 0:
@@ -172,6 +186,7 @@ class _AbortAt(Player, StochasticB):
 @register_strategy(P, "B", "abort-at")
 def abort_at_b(step: int = -1) -> Player:
     """Aborts at round ``step`` (``-1``: the first oracle query), making V check it."""
+    require_range("step", step, -1)
     return _AbortAt(step)
 
 
@@ -196,6 +211,7 @@ def never_abort_b() -> Player:
 @register_strategy(P, "B", "random-abort")
 def random_abort_b(p: float = 0.5) -> Player:
     """Aborts each round with probability ``p``."""
+    require_range("p", p, 0.0, 1.0)
     return _FixedB("random", p)
 
 
@@ -253,6 +269,16 @@ class _OptimalB(Player, StochasticB):
         return np.asarray(accept < cont, dtype=np.bool_)
 
 
+def _check_step(step: int | None, target: Any) -> None:
+    """A step argument must be a step of the machine (or of every M(x, w))."""
+    length = int(getattr(target, "length", getattr(target, "steps", 0)))
+    if step is not None and step >= length:
+        raise SpecError(
+            f"strategy argument step={step} is not a step of {target.name} (T = {length}: "
+            f"steps 0..{length - 1}, or -1 for the default)"
+        )
+
+
 def _check_optimal(target: Any) -> None:
     """A machine, or every M(x, w) of a witness problem, must be short enough to search."""
     machines = (
@@ -271,10 +297,14 @@ def _check_optimal(target: Any) -> None:
 @register_strategy(P, "A", "optimal")
 def optimal_a(grid: int = 0) -> Player:
     """The exact best liar against honest B (tiny machines; grid=N: a grid approximation)."""
+    if grid != 0:
+        require_range("grid", grid, 2, 10**6)
     return _OptimalA(grid)
 
 
 @register_strategy(P, "B", "optimal")
 def optimal_b(quantiles: int = 0) -> Player:
     """The exact best disputer against honest A (tiny machines; quantiles=N: approximate)."""
+    if quantiles != 0:
+        require_range("quantiles", quantiles, 2, 10**6)
     return _OptimalB(quantiles)

@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from .._registry import Player, make_strategy, register_strategy, strategy_names
+from .._errors import SpecError
+from .._registry import Player, check_instance, make_strategy, register_strategy, strategy_names
 from ..protocols.stochastic import Round, StochasticA
+from ._runs import require_range
 
 P = "stochastic-witness"
 PICKS = ("best", "worst", "first", "random")
@@ -23,7 +25,7 @@ PICKS = ("best", "worst", "first", "random")
 class _WitnessA(Player, StochasticA):
     def __init__(self, pick: str, debate: str) -> None:
         if pick not in PICKS:
-            raise ValueError(f"pick must be one of {PICKS}, got {pick!r}")
+            raise SpecError(f"strategy argument pick must be one of {PICKS}, got {pick!r}")
         self.pick = pick
         self.inner: Any = make_strategy("stochastic", "A", debate)
 
@@ -39,10 +41,8 @@ class _WitnessA(Player, StochasticA):
 
     def check_instance(self, problem: Any) -> None:
         """Refuse, before play, a problem the inner strategy cannot play."""
-        check = getattr(self.inner, "check_instance", None)
-        if check is not None:
-            for w in problem.candidates():
-                check(problem.machine(w))
+        for w in problem.candidates():
+            check_instance(self.inner, problem.machine(w))
 
     def announce(self, r: Round, rng: np.random.Generator) -> object:
         return self.inner.announce(r, rng)
@@ -66,6 +66,7 @@ def random_a() -> _WitnessA:
 @register_strategy(P, "A", "evade")
 def evade_a(margin: float = 0.9) -> _WitnessA:
     """Sends its best witness, then shades every announcement just under B's threshold."""
+    require_range("margin", margin, 0.0, 1e6)
     return _WitnessA("best", f"evade:margin={margin}")
 
 

@@ -22,6 +22,7 @@ from .._transcript import IntArray
 from ..protocols._common import GameContext
 from ..protocols.witness import WitnessA
 from . import cross_examination as cx
+from ._runs import require_range
 
 P = "witness"
 
@@ -89,6 +90,7 @@ def lie_output_a() -> _A:
 @register_strategy(P, "A", "flip-step")
 def flip_step_a(at: float = 0.5) -> _A:
     """Best-effort witness; one step near fraction ``at`` altered so the output becomes 1."""
+    require_range("at", at, 0.0, 1.0)
     return _A("guess", cx.flip_step_a(at))
 
 
