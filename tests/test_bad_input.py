@@ -112,3 +112,19 @@ def test_a_configuration_with_foreign_field_types_is_canonical_or_the_senders_lo
         assert out.forfeit == "A" and "state must be an integer" in out.reason
     else:
         assert out.winner == "A" and out.forfeit is None
+
+
+def test_every_option_of_every_command_is_documented_and_debate_lists_every_protocol():
+    import typer.main
+
+    from proofgames.protocols import protocol_names
+
+    command = typer.main.get_command(app)
+    for name, sub in command.commands.items():  # type: ignore[attr-defined]
+        if name == "pvg":  # its own app, checked with the PVG commands
+            continue
+        for param in sub.params:
+            assert getattr(param, "help", None), (name, param.name)
+    text = " ".join(runner.invoke(app, ["debate", "--help"]).output.split())
+    assert all(p in text for p in protocol_names())
+    assert ":strict" in text
