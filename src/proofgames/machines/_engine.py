@@ -14,6 +14,9 @@ STATUS_DONE = 0  # ran the requested number of steps
 STATUS_STOP = 1  # sitting in a state flagged in ``stop`` (halt, overflow or query)
 STATUS_EDGE = 2  # the next step would move the head off the tape window
 
+MAX_STEPS = 2**63 - 1
+"""Most steps one run may ask for: the compiled loops count steps in a signed 64-bit int."""
+
 
 @numba.njit(cache=True, nogil=True)
 def run_kernel(

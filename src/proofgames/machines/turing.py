@@ -39,9 +39,30 @@ import numpy as np
 from .._configuration import Configuration, ConfigurationMachine
 from .._errors import ConfigurationError, MachineFormatError, ProtocolError
 from .._oracle import OracleView
-from ._engine import STATUS_DONE, STATUS_EDGE, STATUS_STOP, run_kernel, span_kernel
+from ._engine import MAX_STEPS, STATUS_DONE, STATUS_EDGE, STATUS_STOP, run_kernel, span_kernel
 
 _LETTERS = string.ascii_uppercase
+
+
+def check_steps(steps: object, what: str = "steps T") -> int:
+    """``steps`` as an int in ``1 .. MAX_STEPS`` (2^63 - 1), else a ProtocolError naming it.
+
+    Example:
+        >>> check_steps(2**64)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames._errors.ProtocolError: steps T = 18446744073709551616 is beyond ... 2^63 - 1 ...
+    """
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise ProtocolError(f"{what} must be an integer, got {type(steps).__name__} {steps!r}")
+    if steps <= 0:
+        raise ProtocolError(f"{what} must be positive, got {steps}")
+    if steps > MAX_STEPS:
+        raise ProtocolError(
+            f"{what} = {steps} is beyond the Turing-machine engine's limit of 2^63 - 1 = "
+            f"{MAX_STEPS} steps (it counts steps in a signed 64-bit integer)"
+        )
+    return int(steps)
 
 
 @dataclass(frozen=True)
@@ -337,6 +358,8 @@ class TuringMachine(ConfigurationMachine):
         Steps taken in an absorbing state are free: they change nothing.
         """
         p = self.program
+        if steps > MAX_STEPS:
+            check_steps(steps)
         remaining = int(steps)
         work = 0
         while remaining > 0:
@@ -390,8 +413,7 @@ def measure_span(
     The tape grows as needed, so the answer does not depend on any window.  Also reports
     whether the machine halted (set-up knowledge for choosing a scenario, never shown to V).
     """
-    if steps <= 0:
-        raise ProtocolError(f"steps must be positive, got {steps}")
+    steps = check_steps(steps)
     size = max(1 << 12, 2 * len(tape_input) + 2)
     tape = np.zeros(size, dtype=np.uint8)
     origin = size // 2

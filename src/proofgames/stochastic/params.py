@@ -40,11 +40,31 @@ from .._errors import ProtocolError
 SHARED, EXTERNAL = "shared", "external"
 
 
+MAX_SAMPLES = 2**53
+"""Largest sample count per round that parameters may ask for (exact in a float64)."""
+
+
 def hoeffding_samples(error: float, failure: float) -> int:
-    """Samples so that an empirical mean is within ``error`` w.p. >= 1 - ``failure``."""
-    if error <= 0 or not 0 < failure <= 1:
+    """Samples so that an empirical mean is within ``error`` w.p. >= 1 - ``failure``.
+
+    Raises:
+        ProtocolError: ``error <= 0``, ``failure`` outside (0, 1], or more than
+            :data:`MAX_SAMPLES` samples needed.
+    """
+    if not error > 0 or not 0 < failure <= 1:
         raise ProtocolError(f"need error > 0 and failure in (0, 1], got {error}, {failure}")
-    return math.ceil(math.log(2 / failure) / (2 * error**2))
+    squared = error**2
+    needed = math.log(2 / failure) / (2 * squared) if squared > 0 else math.inf
+    return _sample_count(needed, f"error {error:g} with failure probability {failure:g}")
+
+
+def _sample_count(x: float, why: str) -> int:
+    if not x <= MAX_SAMPLES:
+        raise ProtocolError(
+            f"invalid stochastic-debate parameters: {why} needs {x:.3g} samples per round, "
+            f"more than the {MAX_SAMPLES:.3g} (2^53) allowed"
+        )
+    return math.ceil(x)
 
 
 @dataclass(frozen=True)
@@ -154,14 +174,39 @@ def paper_params(k: float, steps: int, scale: float = 150.0) -> StochasticParams
     constants can shrink before the guarantees break (the result is named accordingly).
     """
     _check_k_t(k, steps)
-    if scale <= 0:
-        raise ProtocolError(f"scale must be positive, got {scale}")
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < math.inf:
+        raise ProtocolError(f"scale must be a finite positive number, got {scale!r}")
+    if not scale * k <= MAX_SAMPLES:
+        raise ProtocolError(f"d = ceil({scale:g} K) is too large at K = {k:g}")
     d = math.ceil(scale * k)
-    big_r = math.ceil(192 * d * d * math.log(100 * steps))
-    small_r = math.ceil(192 * d * d * math.log(100))
+    why = f"d = ceil({scale:g} K) = {d}"
+    big_r = _sample_count(192 * d * d * math.log(100 * steps), why)
+    small_r = _sample_count(192 * d * d * math.log(100), why)
     name = "paper" if scale == 150 else f"paper(scale={scale:g})"
     return StochasticParams(name, float(k), steps, big_r, big_r, small_r,
                             1 / (2 * d), 1 / (4 * d), SHARED)  # fmt: skip
+
+
+LEAN_KEYS = ("c", "s", "b", "q", "v", "w", "d")
+"""The keys of a ``--params`` JSON file: the formalization's ``Params`` fields and w, d."""
+
+
+def _real(key: str, value: object) -> float:
+    """``value`` as a finite float, or a :class:`ProtocolError` naming ``key``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ProtocolError(
+            f"invalid stochastic-debate parameters: {key} must be a number, got "
+            f"{type(value).__name__} {value!r}"
+        )
+    try:
+        x = float(value)
+    except OverflowError:
+        x = math.inf
+    if not math.isfinite(x):
+        raise ProtocolError(
+            f"invalid stochastic-debate parameters: {key} must be finite, got {value!r}"
+        )
+    return x
 
 
 def lean_params(
@@ -179,20 +224,28 @@ def lean_params(
 ) -> StochasticParams:
     """The formalization's parameters (its defaults, or your own, validated).
 
+    Every value must be a finite real number.  Besides the formalization's ``Params``
+    conditions (module docstring), ``w <= 1`` (the hypothesis ``P[M=1] >= w`` must be
+    satisfiable, else the theorem says nothing) and ``d > 0`` (else the guarantee is vacuous
+    and the soundness target ``1 - d`` is at least 1).
+
     Raises:
-        ProtocolError: naming the first ``Params`` condition that fails.
+        ProtocolError: naming the first value or ``Params`` condition that fails.
     """
     _check_k_t(k, steps)
     is_default = (c, s, b, q) == (None, None, None, None) and (v, w, d) == (1 / 100, 2 / 3, 3 / 5)
-    c = 1 / (100 * k) if c is None else c
-    s = 2 / (100 * k) if s is None else s
-    b = 5 / (100 * k) if b is None else b
-    q = 1 / (100 * steps) if q is None else q
+    c = 1 / (100 * k) if c is None else _real("c", c)
+    s = 2 / (100 * k) if s is None else _real("s", s)
+    b = 5 / (100 * k) if b is None else _real("b", b)
+    q = 1 / (100 * steps) if q is None else _real("q", q)
+    v, w, d = _real("v", v), _real("w", w), _real("d", d)
     checks = [
         (0 < c < s < b, f"need 0 < c < s < b, got c={c}, s={s}, b={b}"),
         (0 < q <= 1, f"need 0 < q <= 1, got q={q}"),
         (0 < v <= 1, f"need 0 < v <= 1, got v={v}"),
         (q <= v, f"need q <= v, got q={q} > v={v}"),
+        (w <= 1, f"need w <= 1 (w bounds a probability from below), got w={w}"),
+        (d > 0, f"need d > 0 (d bounds a probability from below), got d={d}"),
         (k * b <= w, f"need K b <= w, got K b = {k * b} > w = {w}"),
         (d <= (1 - v) * (w - k * c - q * steps),
          f"completeness condition fails: d = {d} > (1-v)(w - K c - q T) = "
@@ -204,13 +257,20 @@ def lean_params(
     for ok, message in checks:
         if not ok:
             raise ProtocolError(f"invalid stochastic-debate parameters: {message}")
+    samples = []
+    for party, error, failure, how in (("A", c, q, "c"), ("B", (b - s) / 2, q, "(b - s)/2"),
+                                       ("V", (s - c) / 2, v, "(s - c)/2")):  # fmt: skip
+        try:
+            samples.append(hoeffding_samples(error, failure))
+        except ProtocolError as exc:
+            raise ProtocolError(f"{exc} (party {party}'s error {how})") from None
     return StochasticParams(
         name or ("lean" if is_default else "custom"),
         float(k),
         steps,
-        hoeffding_samples(c, q),
-        hoeffding_samples((b - s) / 2, q),
-        hoeffding_samples((s - c) / 2, v),
+        samples[0],
+        samples[1],
+        samples[2],
         (s + b) / 2,
         (c + s) / 2,
         EXTERNAL,
@@ -233,17 +293,61 @@ def resolve_params(spec: str, k: float, steps: int) -> StochasticParams:
         return paper_params(k, steps)
     if spec == "lean":
         return lean_params(k, steps)
-    path = Path(spec)
+    values = read_params_file(Path(spec))
     try:
-        values = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        return lean_params(k, steps, name="custom", **values)
+    except ProtocolError as exc:
+        raise ProtocolError(f"{spec}: {exc}") from None
+
+
+def _no_constant(token: str) -> float:
+    raise ValueError(f"{token} is not allowed: every value must be a finite number")
+
+
+def read_params_file(path: Path) -> dict[str, float]:
+    """The seven values (c, s, b, q, v, w, d) of a ``--params`` JSON file, type-checked.
+
+    The file must be UTF-8 JSON holding one object with exactly the keys
+    :data:`LEAN_KEYS`, each a finite number; :func:`lean_params` then checks the
+    formalization's conditions.
+
+    Raises:
+        ProtocolError: naming the file and what is wrong (unreadable, not UTF-8, not JSON,
+            not an object, missing or unknown keys, a value that is not a finite number).
+    """
+    what = "--params must be 'paper', 'lean' or a JSON file of c, s, b, q, v, w, d"
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ProtocolError(f"{what}; cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ProtocolError(
-            f"--params must be 'paper', 'lean' or a JSON file of c, s, b, q, v, w, d: {exc}"
+            f"{path}: not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x}); {what}"
         ) from None
-    allowed = {"c", "s", "b", "q", "v", "w", "d"}
-    unknown = set(values) - allowed
-    if not isinstance(values, dict) or unknown:
+    try:
+        values = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:  # also NaN/Infinity, refused above
+        raise ProtocolError(f"{path}: not valid JSON ({exc}); {what}") from None
+    if not isinstance(values, dict):
         raise ProtocolError(
-            f"{path}: unknown parameter(s) {sorted(unknown)}; allowed: {sorted(allowed)}"
+            f"{path}: must hold a JSON object of c, s, b, q, v, w, d, got "
+            f"{type(values).__name__} {json.dumps(values)[:60]}"
         )
-    return lean_params(k, steps, name="custom", **{key: float(x) for key, x in values.items()})
+    unknown = sorted(set(values) - set(LEAN_KEYS))
+    if unknown:
+        raise ProtocolError(f"{path}: unknown parameter(s) {unknown}; allowed: {list(LEAN_KEYS)}")
+    missing = [key for key in LEAN_KEYS if key not in values]
+    if missing:
+        raise ProtocolError(
+            f"{path}: missing parameter(s) {missing}; give all of {list(LEAN_KEYS)} "
+            "(--params lean uses the formalization's defaults)"
+        )
+    out: dict[str, float] = {}
+    for key in LEAN_KEYS:
+        try:
+            out[key] = _real(key, values[key])
+        except ProtocolError as exc:
+            raise ProtocolError(f"{path}: {exc}") from None
+    return out
