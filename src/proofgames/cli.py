@@ -32,6 +32,7 @@ console = Console() if sys.stdout.isatty() else Console(width=120)
 err_console = Console(stderr=True, soft_wrap=True)  # one line per message, even piped
 
 PROTOCOLS = tuple(protocol_names())
+MAX_SPACE = 4096  # tape cells an exhaustive search's window may have
 
 
 def _fail(message: str) -> None:
@@ -164,6 +165,9 @@ def debate(
     except ProofgamesError as exc:
         _fail(str(exc))
         return
+    except MemoryError:
+        _fail("out of memory: this instance is too large for this machine")
+        return
     if as_json:
         print(dumps(out.to_dict() | {"truth": inst.truth, "p_accept": inst.p_accept}))
     else:
@@ -190,13 +194,19 @@ def exhaustive(
     try:
         tm, t = turing_machine(machine, steps)
         if space is not None:
-            if space <= 0:
-                raise ProofgamesError(f"--space must be positive, got {space}")
+            if not 0 < space <= MAX_SPACE:
+                raise ProofgamesError(
+                    f"--space must be a number of cells in 1..{MAX_SPACE} (exhaustive search "
+                    f"covers small instances only), got {space}"
+                )
             tm = TuringMachine(tm.program, space, min(tm.origin, space - 1), name=tm.name)
         target = TableauTranscript(tm, t) if protocol == "cross-examination" else tm
         g = ex.exact_completeness_soundness(target, t)
     except ProofgamesError as exc:
         _fail(str(exc))
+        return
+    except MemoryError:
+        _fail("out of memory: this instance is too large for an exhaustive search")
         return
     record = {
         "protocol": protocol,
