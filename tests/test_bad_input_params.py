@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from proofgames._errors import ProofgamesError, ProtocolError
-from proofgames.stochastic.params import lean_params, paper_params, resolve_params
+from proofgames.stochastic.params import (
+    check_params_spec,
+    lean_params,
+    paper_params,
+    resolve_params,
+)
 
 GOOD = {"c": 0.01, "s": 0.02, "b": 0.05, "q": 0.001, "v": 0.01, "w": 0.6667, "d": 0.6}
 
@@ -54,6 +59,29 @@ def test_bad_params_file_is_refused_naming_the_file(tmp_path: Path, case: str) -
     message = str(info.value)
     assert str(path) in message and expected in message
     assert "\n" not in message
+
+
+NEED_K_AND_T = {"the completeness condition", "samples beyond 2^53"}
+
+
+@pytest.mark.parametrize("case", sorted(set(BAD_FILES) - NEED_K_AND_T))
+def test_check_params_spec_refuses_without_k_or_t(tmp_path: Path, case: str) -> None:
+    data, expected = BAD_FILES[case]
+    path = tmp_path / "params.json"
+    path.write_bytes(data)
+    for spec in (str(path), f"{path}:strict"):
+        with pytest.raises(ProtocolError) as info:
+            check_params_spec(spec)
+        assert str(path) in str(info.value) and expected in str(info.value)
+
+
+def test_check_params_spec_passes_good_specs(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_bytes(_with(d=0.66))  # fails only once K and T are known
+    for spec in ("paper", "lean", "paper:strict", "lean:strict", str(path), f"{path}:strict"):
+        check_params_spec(spec)
+    with pytest.raises(ProtocolError, match="cannot read"):
+        check_params_spec("papr")
 
 
 def test_infinite_w_no_longer_gives_a_negative_soundness_target(tmp_path: Path) -> None:

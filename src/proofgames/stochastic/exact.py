@@ -226,8 +226,21 @@ def _unique_rows(rows: NDArray[np.int8]) -> tuple[NDArray[np.int8], IntArray]:
         keys = rows.astype(np.int64) @ (np.int64(1) << np.arange(rows.shape[1], dtype=np.int64))
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         return rows[first], inverse.reshape(-1).astype(np.int64)
-    uniq, inverse = np.unique(rows, axis=0, return_inverse=True)
-    return uniq, inverse.reshape(-1).astype(np.int64)
+    # Wider rows: 64 columns per uint64 word, the first column most significant, sorted by
+    # word (the first word first): the order of np.unique(rows, axis=0) on 0/1 rows, which
+    # is ~10x slower (it sorts structured rows field by field).
+    n, width = rows.shape
+    words = -(-width // 64)
+    padded = np.zeros((n, words * 64), dtype=np.uint64)
+    padded[:, :width] = rows
+    weights = np.left_shift(np.uint64(1), np.arange(63, -1, -1, dtype=np.uint64))
+    keys = padded.reshape(n, words, 64) @ weights
+    order = np.lexsort(keys.T[::-1])
+    ordered = keys[order]
+    new = np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)]
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return rows[order[new]], inverse
 
 
 _CACHE: weakref.WeakKeyDictionary[StochasticMachine, TransitionGraph] = weakref.WeakKeyDictionary()

@@ -74,7 +74,9 @@ __all__ = [
     "lipschitz_bounds",
     "query_count_bound",
     "require_lipschitz",
+    "parity_lipschitz",
     "secant_from_derivative",
+    "tail_lipschitz",
     "univariate_lipschitz",
 ]
 
@@ -306,6 +308,7 @@ def lipschitz_bounds(
     samples: int = 32,
     max_ids: int = MAX_EXACT_IDS,
     max_states: int = MAX_STATES,
+    search: bool = True,
 ) -> LipschitzBounds:
     """Bracket the machine's Lipschitz constant (see the module docstring).
 
@@ -317,6 +320,9 @@ def lipschitz_bounds(
         max_ids: largest number of oracle ids for the exact and corner computations.
         max_states: largest number of live states enumerated; beyond it only the
             query-count bound is given, with lower bound 0.
+        search: search for a lower bound; ``False`` skips it (lower bound 0, method
+            ``"none"``) when only the sound upper bound is wanted -- the search evaluates
+            a gradient per oracle id, the most expensive part on machines with many ids.
     """
     count = float(query_count_bound(machine))
     try:
@@ -337,6 +343,8 @@ def lipschitz_bounds(
             sum(np.abs(np.diff(corners, axis=i)).max() for i in range(ids.size))
         )
     method = min(uppers, key=lambda k: uppers[k])
+    if not search:
+        return LipschitzBounds(0.0, uppers[method], False, "none", method)
     lower = _search(graph, ids, np.random.default_rng(seed), samples)
     return LipschitzBounds(lower, uppers[method], False, "search", method)
 
@@ -390,3 +398,67 @@ def _search(
             break
         best, s = float(rf[j]), flips[j]
     return best
+
+
+def tail_lipschitz(n: int, k: int, p: float) -> tuple[float, float]:
+    """K of ``f(q) = P[Binomial(n, q) >= k]`` at ``p``, and a maximising ``q``, in O(log) work.
+
+    ``f' `` is the Beta(k, n - k + 1) density, which is unimodal, so on each side of ``p``
+    the secant slope ``s(q) = (f(q) - f(p)) / (q - p)`` -- the mean of ``f'`` over the
+    interval -- increases and then decreases (at a critical point ``f'(q) = s(q)``, and past
+    the mode, where ``f'`` decreases, ``f' - s`` cannot climb back to 0).  Each side's
+    maximum is found by bounded Brent search on this unimodal function, ``s(p) = f'(p)``
+    and the ends included.  Agrees with :func:`univariate_lipschitz` (exact interpolation of
+    degree ``n - 1``, cubic in ``n``) to ~1e-12; used for large ``n``.
+    """
+    from scipy import optimize, special, stats
+
+    if not 1 <= k <= n:
+        return 0.0, p
+    a, b = float(k), float(n - k + 1)
+    nodes, weights = np.polynomial.legendre.leggauss(8)
+
+    def density(q: FloatArray) -> FloatArray:
+        return np.asarray(stats.beta.pdf(q, a, b), dtype=np.float64)
+
+    def tail(q: float) -> tuple[float, float]:  # (f(q), 1 - f(q)), each accurate
+        return float(special.betainc(a, b, q)), float(special.betaincc(a, b, q))
+
+    fp, gp = tail(p)
+
+    def secant(q: float) -> float:
+        h = q - p
+        if abs(h) <= 1e-4:  # mean of f' over [p, q]: no cancellation
+            at = p + h * 0.5 * (nodes + 1.0)
+            return float(density(at) @ weights) * 0.5
+        fq, gq = tail(q)
+        return (fq - fp) / h if fp <= 0.5 else (gp - gq) / h
+
+    best_q, best = p, abs(float(density(np.array([p]))[0]))
+    for lo, hi in ((p, 1.0), (0.0, p)):
+        if hi - lo <= 0:
+            continue
+        res = optimize.minimize_scalar(
+            lambda q: -abs(secant(q)), bounds=(lo, hi), method="bounded",
+            options={"xatol": 1e-13},
+        )  # fmt: skip
+        for q in (float(res.x), lo, hi):
+            value = abs(secant(q))
+            if value > best:
+                best_q, best = q, value
+    return best, best_q
+
+
+def parity_lipschitz(n: int, p: float) -> float:
+    """K of ``f(q) = P[n answers have odd parity] = (1 - (1 - 2q)^n) / 2`` at ``p``, exactly.
+
+    ``f'(q) = n (1 - 2q)^(n-1)`` is monotone (n even) or quasi-convex (n odd), so the secant
+    slope from ``p`` has no interior maximum on either side: K is the largest of ``|f'(p)|``
+    and the slopes to ``q = 0`` and ``q = 1``.
+    """
+    slope = abs(n * (1.0 - 2.0 * p) ** (n - 1))
+    here = (1.0 - 2.0 * p) ** n
+    for q, there in ((0.0, 1.0), (1.0, (-1.0) ** n)):
+        if q != p:
+            slope = max(slope, abs((here - there) / (2.0 * (q - p))))
+    return float(slope)

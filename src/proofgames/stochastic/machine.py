@@ -44,7 +44,7 @@ FloatArray = NDArray[np.float64]
 QueryIdFn = Callable[[IntArray], IntArray]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StochasticStep:
     """One step: deterministic (``fn``) or a query (``query`` maps values to query ids).
 

@@ -11,6 +11,15 @@ Counting layout: "at least ``k`` of ``n`` votes" keeps the bits ``g[j] = [count 
 and updates them after vote ``v`` as ``h = g[j-1] AND v``, ``g'[j] = g[j] OR h`` -- two
 steps of two entries each -- keeping only the ``j`` that can still decide the result.
 
+Sizes: this unary counter makes ``majority:n`` about ``n^2 / 2`` steps (up to ``n / 2``
+thresholds can still decide the result after each vote, two steps each).  The quadratic
+is the layout, not the code: every entry is a monotone threshold of the votes read from
+two entries.  A binary counter would need ``O(n log n)`` steps but would be another
+machine -- T, the transcripts and the every-step K of every published ``majority``,
+``screening``, ``audit`` and ``long-computation`` instance would change.  So each factory
+computes its step count first (exactly, in ``O(n)``) and refuses machines over
+:data:`MAX_STEPS` steps (``max_steps=`` on :func:`make_stochastic_machine` raises it).
+
 Example:
     >>> from proofgames.stochastic.machines import make_stochastic_machine
     >>> m = make_stochastic_machine("majority:n=3,p=0.5")
@@ -22,6 +31,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import numpy as np
@@ -30,14 +40,18 @@ from .._errors import MachineFormatError
 from .._registry import SpecRegistry
 from .._transcript import IntArray, gates
 from .lipschitz import (
+    MAX_EXACT_IDS,
     exact_lipschitz,
     lipschitz_bounds,
+    parity_lipschitz,
     secant_from_derivative,
+    tail_lipschitz,
     univariate_lipschitz,
 )
 from .machine import FloatArray, StochasticBuilder, StochasticMachine
 
 __all__ = [
+    "MAX_STEPS",
     "make_stochastic_machine",
     "register_stochastic_machine",
     "stochastic_machine_description",
@@ -49,6 +63,18 @@ Factory = TypeVar("Factory", bound=Callable[..., StochasticMachine])
 
 _MACHINES: SpecRegistry[StochasticMachine] = SpecRegistry("stochastic machine")
 _DESCRIPTIONS: dict[str, str] = {}
+
+MAX_STEPS = 100_000
+"""Default limit on a machine's steps T; ``make_stochastic_machine(spec, max_steps=N)``.
+
+Building costs roughly 2.5 us and 250 bytes per step (measured: ``majority:n=2000``, 2.0 M
+steps, 4.7 s and 470 MB), and using it more: the every-step K that the stochastic protocol's
+parameters need (:func:`~proofgames.stochastic.hypothesis.step_lipschitz_bounds`) took
+about 100 us per step on ``copy-chain`` (31 s at 100,000 steps).  The default is
+``majority:n=446``, ``screening:n~520``, ``copy-chain:t=100000``.
+"""
+_STEP_LIMIT: ContextVar[int] = ContextVar("stochastic_max_steps", default=MAX_STEPS)
+_INTERPOLATE_UP_TO = 64  # K by exact interpolation up to this many votes, else closed forms
 
 
 def register_stochastic_machine(name: str) -> Callable[[Factory], Factory]:
@@ -73,23 +99,49 @@ def stochastic_machine_description(name: str) -> str:
     return _DESCRIPTIONS[name]
 
 
-def make_stochastic_machine(spec: str) -> StochasticMachine:
+def make_stochastic_machine(spec: str, *, max_steps: int | None = None) -> StochasticMachine:
     """Build a registered machine from ``"name"`` or ``"name:key=value,..."``.
 
     Values convert by the factory's annotations (``n=2.5`` is refused for an integer, not
     truncated); unknown keys are refused naming the known ones.  The machine's ``name`` is
-    the canonical spec, with every default filled in.
+    the canonical spec, with every default filled in.  A machine of more than ``max_steps``
+    steps (default :data:`MAX_STEPS`) is refused, with its size, before it is built.
 
     Raises:
         RegistryError: unknown machine, unknown parameter, or malformed spec.
-        MachineFormatError: a parameter value out of range (e.g. ``p`` outside ``[0, 1]``).
+        MachineFormatError: a parameter value out of range (e.g. ``p`` outside ``[0, 1]``),
+            or a machine over ``max_steps`` steps.
     """
+    if max_steps is not None and (
+        isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1
+    ):
+        raise MachineFormatError(f"max_steps must be a positive integer, got {max_steps!r}")
+    token = _STEP_LIMIT.set(MAX_STEPS if max_steps is None else max_steps)
     try:
         machine, recorded = _MACHINES.make(spec)
     except MachineFormatError as exc:
         raise MachineFormatError(f"{spec!r}: {exc}") from None
+    finally:
+        _STEP_LIMIT.reset(token)
     machine.name = recorded.to_text(omit_none=True)
     return machine
+
+
+def _check_steps(steps: int, how: str, exact: bool = True, noun: str = "steps") -> None:
+    """Refuse a machine of ``steps`` steps (or queries) over the current limit.
+
+    ``how`` says where the count comes from; ``exact=False``: it is a lower bound.
+    """
+    limit = _STEP_LIMIT.get()
+    if steps > limit:
+        size = f"{steps:,} {noun}" if exact else f"at least {steps:,} {noun}"
+        memory = steps * 250
+        mem = f"{memory / 1e9:,.3g} GB" if memory >= 1e9 else f"{memory / 1e6:.3g} MB"
+        raise MachineFormatError(
+            f"too large: {how} makes {size} (roughly {steps * 2.5e-6:,.3g} s and {mem} to "
+            f"build, up to {steps * 1e-4:,.3g} s more for its every-step K), over the limit "
+            f"max_steps = {limit:,}; raise max_steps to build it anyway"
+        )
 
 
 # --------------------------------------------------------------------- helpers
@@ -121,6 +173,23 @@ def _spread(p: float, spread: Any, n: int, rng: np.random.Generator) -> FloatArr
     if isinstance(spread, bool) or not isinstance(spread, (int, float)) or spread < 0:
         raise MachineFormatError(f"spread = {spread!r} must be a number >= 0")
     return np.asarray(np.clip(p + spread * rng.uniform(-1.0, 1.0, n), 0.0, 1.0))
+
+
+def _counter_steps(n: int, k: int) -> int:
+    """Steps a :class:`_Counter` of ``n`` votes and threshold ``k`` adds, ``result`` included.
+
+    Exact, in ``O(n)``: vote ``i`` (1-based) updates the thresholds ``j`` in
+    ``[max(1, k - (n - i)), min(i, k)]`` -- an AND for each ``j >= 2`` and an OR for each
+    ``j`` also kept after vote ``i - 1``.
+    """
+    if not 1 <= k <= n:
+        return 1  # result(): one constant step
+    i = np.arange(1, n + 1, dtype=np.int64)
+    lo, hi = np.maximum(1, k - (n - i)), np.minimum(i, k)
+    ands = np.maximum(0, hi - np.maximum(lo, 2) + 1)
+    lo_prev, hi_prev = np.r_[1, lo[:-1]], np.r_[0, hi[:-1]]
+    ors = np.maximum(0, np.minimum(hi, hi_prev) - np.maximum(lo, lo_prev) + 1)
+    return int(ands.sum() + ors.sum())
 
 
 class _Counter:
@@ -163,9 +232,15 @@ def _tail(n: int, k: int, p: float) -> float:
 
 
 def _majority_k(n: int, k: int, p: float) -> tuple[float, float]:
-    """Exact K (and the maximising q) of ``q -> P[Binomial(n, q) >= k]`` at ``p``."""
+    """Exact K (and the maximising q) of ``q -> P[Binomial(n, q) >= k]`` at ``p``.
+
+    Interpolation of degree ``n - 1`` (cubic in ``n``) for small ``n``; beyond, the
+    unimodal-secant search of :func:`~.lipschitz.tail_lipschitz` (the two agree to ~1e-13).
+    """
     if not 1 <= k <= n:
         return 0.0, p
+    if n > _INTERPOLATE_UP_TO:
+        return tail_lipschitz(n, k, p)
 
     def deriv(q: FloatArray) -> FloatArray:
         from scipy import stats
@@ -189,8 +264,10 @@ def single_query(p: float = 0.7) -> StochasticMachine:
 def majority(n: int = 5, p: float = 0.6) -> StochasticMachine:
     """Majority of n independent answers to one question: K ~ sqrt(2n/pi) at p = 1/2."""
     n, p = _integer("n", n, 1), _probability("p", p)
-    b = StochasticBuilder([p], [b"question"])
     k = n // 2 + 1
+    _check_steps(n, f"majority of {n:,} votes", exact=False)
+    _check_steps(n + _counter_steps(n, k), f"majority of {n:,} votes (~n^2/2 steps)")
+    b = StochasticBuilder([p], [b"question"])
     counter = _Counter(b, n, k)
     for i in range(n):
         counter.feed(b.query(0, label=f"vote {i}"))
@@ -203,6 +280,7 @@ def majority(n: int = 5, p: float = 0.6) -> StochasticMachine:
 def parity(n: int = 5, p: float = 0.1) -> StochasticMachine:
     """Parity of n answers to one question: K = 1 at p = 1/2 but K -> n as p -> 0 or 1."""
     n, p = _integer("n", n, 1), _probability("p", p)
+    _check_steps(2 * n - 1, f"parity of {n:,} answers")
     b = StochasticBuilder([p], [b"question"])
     acc = b.query(0, label="answer 0")
     for i in range(1, n):
@@ -211,7 +289,10 @@ def parity(n: int = 5, p: float = 0.1) -> StochasticMachine:
     def deriv(q: FloatArray) -> FloatArray:
         return np.asarray(n * (1.0 - 2.0 * q) ** (n - 1), dtype=np.float64)
 
-    lip = univariate_lipschitz(secant_from_derivative(deriv, p, n - 1), n - 1)[0]
+    if n > _INTERPOLATE_UP_TO:
+        lip = parity_lipschitz(n, p)
+    else:
+        lip = univariate_lipschitz(secant_from_derivative(deriv, p, n - 1), n - 1)[0]
     return b.build("parity", lip, (1.0 - (1.0 - 2.0 * p) ** n) / 2.0, lipschitz_exact=True)
 
 
@@ -223,6 +304,7 @@ def all_pass(n: int = 8, p: float | None = None) -> StochasticMachine:
     K = 1 + p + ... + p^(n-1), which is n / (2 ln 2) + O(1) at the default p.
     """
     n = _integer("n", n, 1)
+    _check_steps(2 * n - 1, f"all-pass of {n:,} checks")
     p = 2.0 ** (-1.0 / n) if p is None else _probability("p", p)
     b = StochasticBuilder([p], [b"check passes?"])
     acc = b.query(0, label="check 0")
@@ -254,14 +336,23 @@ def screening(
     p = _probability("p", p)
     if isinstance(k, bool) or not isinstance(k, int):
         raise MachineFormatError(f"k = {k!r} must be an integer")
+    if not -n <= k <= n:
+        raise MachineFormatError(
+            f"k = {k} must lie in [-n, n] = [{-n}, {n}] (beyond, the conclusion is constant)"
+        )
+    _check_steps(n, f"screening of {n:,} studies", exact=False)
     rng = np.random.default_rng(seed)
     probs = _spread(p, spread, n, rng)
     drawn = "".join("+" if x else "-" for x in rng.random(n) < 0.75)
     effects = drawn if effects is None else str(effects)
     if len(effects) != n or set(effects) - {"+", "-"}:
         raise MachineFormatError(f"effects = {effects!r} must be n = {n} characters + or -")
-    b = StochasticBuilder(list(probs), [f"is study {i} sound?".encode() for i in range(n)])
     threshold = k + effects.count("-")
+    _check_steps(
+        n + effects.count("-") + _counter_steps(n, threshold),
+        f"screening of {n:,} studies (~n^2/4 steps)",
+    )
+    b = StochasticBuilder(list(probs), [f"is study {i} sound?".encode() for i in range(n)])
     counter = _Counter(b, n, threshold)
     for i, e in enumerate(effects):
         judged = b.query(i, label=f"judge study {i}")
@@ -275,9 +366,31 @@ def screening(
     m = b.build("screening", None, p1)
     if n <= 10:
         m.lipschitz, m.lipschitz_exact = exact_lipschitz(m), True
+    elif n <= MAX_EXACT_IDS:  # the derivative-sum bound may beat the influence bound
+        m.lipschitz = lipschitz_bounds(m, exact=False, search=False).upper
     else:
-        m.lipschitz = lipschitz_bounds(m, exact=False).upper
+        m.lipschitz = _screening_influence(votes, threshold)
     return m
+
+
+def _screening_influence(votes: FloatArray, threshold: int) -> float:
+    """:func:`~.lipschitz.lipschitz_bounds`' influence bound for ``screening``, in O(n^2).
+
+    Vote ``i`` (1-based) decides the count ``c`` of the votes before it; flipping it changes
+    P[M=1 | c] by ``P[S = threshold - 1 - c]``, ``S`` the sum of the later votes, and every
+    ``c`` in ``[0, i - 1]`` is reachable.  Summing each vote's largest such change is the
+    bound the transition graph computes (equal up to rounding; tested), without enumerating
+    its ~n states at each of its ~n^2/4 steps.  It is below the query-count bound ``n``.
+    """
+    n = votes.size
+    after = np.array([1.0])  # distribution of the sum of the votes after vote i
+    total = 0.0
+    for i in range(n, 0, -1):
+        lo, hi = max(0, threshold - i), min(n - i, threshold - 1)
+        if lo <= hi:
+            total += float(after[lo : hi + 1].max())
+        after = np.convolve(after, [1.0 - votes[i - 1], votes[i - 1]])
+    return total
 
 
 @register_stochastic_machine("copy-chain")
@@ -288,6 +401,7 @@ def copy_chain(t: int = 100, p: float = 0.3) -> StochasticMachine:
     :meth:`~proofgames.stochastic.StochasticParams.exact_step_tolerance`.
     """
     t, p = _integer("t", t, 1), _probability("p", p)
+    _check_steps(t, "copy-chain")
     b = StochasticBuilder([p], [b"question"])
     prev = b.query(0, label="ask")
     for _ in range(t - 1):
@@ -309,7 +423,13 @@ def screening_panel(
     from .machine import from_transcript_machine
 
     n, p = _integer("n", n, 1), _probability("p", p)
-    rng = np.random.default_rng(int(seed))
+    seed = _integer("seed", seed, 0)
+    if n > MAX_EXACT_IDS:
+        raise MachineFormatError(
+            f"n = {n} must be at most {MAX_EXACT_IDS}: the panel's K is computed exactly, "
+            f"over 2^n vertices"
+        )
+    rng = np.random.default_rng(seed)
     probs = _spread(p, spread, n, rng)
     items = [int(i).to_bytes(2, "big") for i in range(n)]
     bits = [
@@ -338,13 +458,13 @@ def long_computation(
     t, votes, seed = _integer("t", t, 1), _integer("votes", votes, 1), _integer("seed", seed, 0)
     p = _probability("p", p)
     k = votes // 2 + 1
-    dry = StochasticBuilder([p])
-    dry_counter = _Counter(dry, votes, k)
-    for _ in range(votes):
-        dry_counter.feed(dry.query(0))
-    chain = t - len(dry) - 2
+    _check_steps(t, "long-computation")
+    if votes > t:  # (and the count below would be long)
+        raise MachineFormatError(f"t = {t} is too short: {votes} votes need t > {votes}")
+    counted = votes + _counter_steps(votes, k)  # the votes' steps (a dry run's length)
+    chain = t - counted - 2
     if chain < 1:
-        raise MachineFormatError(f"t = {t} is too short: {votes} votes need t >= {len(dry) + 3}")
+        raise MachineFormatError(f"t = {t} is too short: {votes} votes need t >= {counted + 3}")
     c = np.random.default_rng(seed).integers(0, 2, chain)
     b = StochasticBuilder([p], [b"question"])
     counter = _Counter(b, votes, k)
@@ -379,10 +499,14 @@ def audit(
     if n & (n - 1):
         raise MachineFormatError(f"n = {n} must be a power of two (items named by fair coins)")
     p = _probability("p", p)
+    width = n.bit_length() - 1
+    _check_steps(n, f"audit of {n:,} items", noun="oracle queries")
+    _check_steps(
+        r * (width + 1) + _counter_steps(r, r // 2 + 1), f"audit of r = {r:,} judged items"
+    )
     probs = _spread(p, spread, n, np.random.default_rng(seed))
     b = StochasticBuilder(list(probs), [f"does item {i} pass?".encode() for i in range(n)])
     fair = b.add_query(0.5, b"fair coin", internal=True)
-    width = n.bit_length() - 1
     weights = 1 << np.arange(width, dtype=np.int64)
 
     def item(v: IntArray) -> IntArray:

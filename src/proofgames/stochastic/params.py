@@ -209,6 +209,21 @@ def _real(key: str, value: object) -> float:
     return x
 
 
+def _check_values(c: float, s: float, b: float, q: float, v: float, w: float, d: float) -> None:
+    """The ``Params`` conditions that do not involve K or T (and ``w <= 1``, ``d > 0``)."""
+    checks = [
+        (0 < c < s < b, f"need 0 < c < s < b, got c={c}, s={s}, b={b}"),
+        (0 < q <= 1, f"need 0 < q <= 1, got q={q}"),
+        (0 < v <= 1, f"need 0 < v <= 1, got v={v}"),
+        (q <= v, f"need q <= v, got q={q} > v={v}"),
+        (w <= 1, f"need w <= 1 (w bounds a probability from below), got w={w}"),
+        (d > 0, f"need d > 0 (d bounds a probability from below), got d={d}"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ProtocolError(f"invalid stochastic-debate parameters: {message}")
+
+
 def lean_params(
     k: float,
     steps: int,
@@ -239,13 +254,8 @@ def lean_params(
     b = 5 / (100 * k) if b is None else _real("b", b)
     q = 1 / (100 * steps) if q is None else _real("q", q)
     v, w, d = _real("v", v), _real("w", w), _real("d", d)
+    _check_values(c, s, b, q, v, w, d)
     checks = [
-        (0 < c < s < b, f"need 0 < c < s < b, got c={c}, s={s}, b={b}"),
-        (0 < q <= 1, f"need 0 < q <= 1, got q={q}"),
-        (0 < v <= 1, f"need 0 < v <= 1, got v={v}"),
-        (q <= v, f"need q <= v, got q={q} > v={v}"),
-        (w <= 1, f"need w <= 1 (w bounds a probability from below), got w={w}"),
-        (d > 0, f"need d > 0 (d bounds a probability from below), got d={d}"),
         (k * b <= w, f"need K b <= w, got K b = {k * b} > w = {w}"),
         (d <= (1 - v) * (w - k * c - q * steps),
          f"completeness condition fails: d = {d} > (1-v)(w - K c - q T) = "
@@ -298,6 +308,27 @@ def resolve_params(spec: str, k: float, steps: int) -> StochasticParams:
         return lean_params(k, steps, name="custom", **values)
     except ProtocolError as exc:
         raise ProtocolError(f"{spec}: {exc}") from None
+
+
+def check_params_spec(spec: str) -> None:
+    """Check a ``--params`` value as far as possible without the machine's K and T.
+
+    Cheap: call it before computing K (which can take long) so that a bad file is refused
+    first.  ``"paper"`` and ``"lean"`` (optionally ``":strict"``) pass; a file is read and
+    checked (:func:`read_params_file`) with every ``Params`` condition that involves
+    neither K nor T; :func:`resolve_params` checks the rest.
+
+    Raises:
+        ProtocolError: naming the file and what is wrong.
+    """
+    base = spec[: -len(":strict")] if spec.endswith(":strict") else spec
+    if base in ("paper", "lean"):
+        return
+    values = read_params_file(Path(base))
+    try:
+        _check_values(**values)
+    except ProtocolError as exc:
+        raise ProtocolError(f"{base}: {exc}") from None
 
 
 def _no_constant(token: str) -> float:

@@ -29,12 +29,14 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from matplotlib.figure import Figure  # the object API: importing this sets no backend
 
-from .._readme import replace_block
+from .._errors import ProofgamesError
+from .._readme import check_block, replace_block, write_atomic
 from ..strategies import strategy_names
 from ._report_text import Sections, report_markdown, summary_markdown
 from .hypothesis import (
@@ -179,7 +181,7 @@ def costs(out: Path, debates: int, seed: int) -> tuple[list[dict[str, Any]], lis
         ax.legend(fontsize=6, ncol=2)
         fig.tight_layout()
         path = out / f"costs_vs_{axis}.png"
-        fig.savefig(path, dpi=110)
+        write_atomic(path, partial(fig.savefig, dpi=110))
         figs.append(path)
     return rows, figs
 
@@ -258,8 +260,30 @@ def looseness(out: Path) -> tuple[list[dict[str, Any]], Path]:
         ax.legend(fontsize=7)
     fig.tight_layout()
     path = out / "looseness.png"
-    fig.savefig(path, dpi=110)
+    write_atomic(path, partial(fig.savefig, dpi=110))
     return rows, path
+
+
+README_BLOCK = "report:stochastic"
+"""The block of the README that :func:`write_report` fills with the summary table."""
+
+
+def check_report_args(out: Path, debates: int, seed: int, readme: Path | None = None) -> None:
+    """Refuse, before any measurement, arguments :func:`write_report` cannot use.
+
+    Raises:
+        ProofgamesError: ``debates`` not a positive integer, ``seed`` not a non-negative
+            integer, ``out`` not a folder that can be made, or (:class:`ReadmeError`)
+            ``readme`` missing or without the ``report:stochastic`` markers.
+    """
+    if isinstance(debates, bool) or not isinstance(debates, int) or debates <= 0:
+        raise ProofgamesError(f"debates must be a positive integer, got {debates!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ProofgamesError(f"seed must be a non-negative integer, got {seed!r}")
+    if readme is not None:
+        check_block(readme, README_BLOCK)
+    if out.exists() and not out.is_dir():
+        raise ProofgamesError(f"{out} exists and is not a folder: cannot write the report there")
 
 
 def write_report(
@@ -267,11 +291,20 @@ def write_report(
 ) -> Path:
     """Regenerate ``out/report.md`` and its figures; return the Markdown file's path.
 
-    If ``readme`` is given and holds the ``report:stochastic`` markers, the summary table is
-    written between them.
+    If ``readme`` is given, the summary table is written between its ``report:stochastic``
+    markers.  Arguments are checked (:func:`check_report_args`: the README's markers too)
+    before any measurement; every file is written atomically.
+
+    Raises:
+        ProofgamesError: a bad argument, or a README without its markers
+            (:class:`~proofgames._readme.ReadmeError`, naming the file and the marker).
     """
+    check_report_args(out, debates, seed, readme)
     start = time.perf_counter()
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ProofgamesError(f"cannot make the folder {out}: {exc.strerror or exc}") from None
     sections = Sections(
         guarantees=guarantees(debates, seed),
         k_definitions=oracle_k_versus_step_k(),
@@ -282,7 +315,7 @@ def write_report(
     summary = summary_markdown(sections, out)
     body = report_markdown(sections, summary, out, debates, seed)
     path = out / "report.md"
-    path.write_text(body.replace("{secs}", f"{time.perf_counter() - start:.0f}"))
+    write_atomic(path, body.replace("{secs}", f"{time.perf_counter() - start:.0f}"))
     if readme is not None:
-        replace_block(readme, "report:stochastic", summary)
+        replace_block(readme, README_BLOCK, summary, required=True)
     return path
