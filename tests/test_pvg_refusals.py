@@ -206,6 +206,37 @@ def test_zero_or_negative_sizes_and_counts_are_refused(args, option, run_dir, tm
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    ("task", "arg", "needle"),
+    [
+        ("bec", "tokens=2", "tokens"),
+        ("bec", "hidden=0", "hidden"),
+        ("bec", "temperature=-1", "temperature"),
+        ("find-the-plus", "size=2", "size=2"),
+        ("find-the-plus", "glimpse=0", "glimpse"),
+        ("find-the-plus", "max_repairs=0", "max_repairs"),
+        ("find-the-plus", "pool=-1", "pool"),
+        ("find-the-needle", "max_needles=0", "max_needles"),
+        ("find-the-needle", "hidden=-3", "hidden"),
+    ],
+)
+def test_task_arguments_out_of_range_are_refused(task, arg, needle, tmp_path):
+    args = ["train", task, "--task-arg", arg, "--steps", "1", "--batch-size", "8"]
+    _refused(RUNNER.invoke(app, [*args, "--out", str(tmp_path / "out")]), needle)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_exact_search_the_task_cannot_do_is_refused_before_training(tmp_path):
+    args = ["train", "find-the-plus", "--task-arg", "size=7", "--steps", "1", "--batch-size", "8"]
+    for extra in (
+        ["--stress-every", "1", "--stress-attack", "exhaustive"],
+        ["--formulation", "verifier-first"],  # its exact prover is the exhaustive search
+    ):
+        res = RUNNER.invoke(app, [*args, *extra, "--out", str(tmp_path / "out")])
+        _refused(res, "whole number of pixels")
+        assert not (tmp_path / "out").exists()
+
+
 def test_attacks_that_did_not_run_give_no_figures(run_dir):
     task, verifier = make_task("bec"), load_checkpoint(run_dir, "cpu").verifier
     for config, attack in [

@@ -332,6 +332,9 @@ def check_attacks(task: PVGTask, attacks: Sequence[str]) -> None:
             f"the exhaustive attack needs a task that can search every message "
             f"(find-the-plus, find-the-needle); {task.name!r} cannot"
         )
+    check = getattr(task, "check_exhaustive", None)
+    if "exhaustive" in attacks and callable(check):
+        check()  # e.g. FindThePlus: a glimpse geometry the exact search can cover
 
 
 def attack_with_prover(

@@ -128,8 +128,11 @@ def check_training(task: PVGTask, config: TrainConfig) -> torch.device:
     """
     config.validate()
     device = resolve_device(config.device)
-    check_attacks(task, config.stress_attacks if config.stress_every > 0 else ())
     closed_form = use_closed_form(task, config.best_response, config.formulation)
+    attacks = set(config.stress_attacks if config.stress_every > 0 else ())
+    if closed_form and config.formulation == "verifier-first":
+        attacks.add("exhaustive")  # the exact prover is the exhaustive search
+    check_attacks(task, sorted(attacks))
     if not closed_form and config.step_counts()[1] == 0:
         raise PVGError(f"prover_steps=0 needs the exact prover, which {task.name!r} lacks")
     needs = [
