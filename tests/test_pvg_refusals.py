@@ -133,6 +133,9 @@ def test_a_metric_log_torn_by_a_kill_resumes_and_a_damaged_one_is_refused(run_di
     (damaged / "metrics.jsonl").write_text("\n".join(["{oops", *lines[1:]]) + "\n")
     res = RUNNER.invoke(app, ["train", "bec", "--resume", str(damaged), "--steps", "3"])
     _refused(res, str(damaged / "metrics.jsonl"), "line 1")
+    (damaged / "metrics.jsonl").write_bytes(b"\xff\xfe not text")
+    res = RUNNER.invoke(app, ["train", "bec", "--resume", str(damaged), "--steps", "3"])
+    _refused(res, str(damaged / "metrics.jsonl"))
 
 
 @pytest.mark.parametrize("command", ["train", "reproduce", "report"])

@@ -144,7 +144,10 @@ def logged_rows(resume: Path, step: int) -> list[Metrics]:
     path = folder / METRICS_FILE
     if not path.is_file():
         return []
-    lines = path.read_text().splitlines()
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PVGError(f"cannot read the metric log {path}: {exc}") from None
     rows = []
     for number, line in enumerate(lines, 1):
         if not line.strip():

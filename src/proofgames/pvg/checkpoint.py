@@ -123,6 +123,8 @@ def read_torch(path: Path, what: str, device: torch.device | str = "cpu") -> dic
         payload = torch.load(path, map_location=device, weights_only=True)
     except EOFError:
         raise PVGError(f"{path} is truncated, not a whole PVG {what}") from None
+    except OSError as exc:
+        raise PVGError(f"cannot read the PVG {what} {path}: {exc.strerror or exc}") from None
     except pickle.UnpicklingError:
         raise PVGError(
             f"{path} is not a PVG {what}: not a file written by torch.save (or one that "
