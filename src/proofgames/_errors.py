@@ -35,3 +35,7 @@ class RegistryError(ProofgamesError, KeyError):
 
 class SpecError(RegistryError, ValueError):
     """A spec (``name:key=value,...``) is malformed or does not fit its factory's signature."""
+
+
+class PVGError(ProofgamesError, ValueError):
+    """A Prover-Verifier Games input is unusable: a setting, a checkpoint, a file, a folder."""

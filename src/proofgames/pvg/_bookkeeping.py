@@ -6,11 +6,14 @@ Private to :mod:`proofgames.pvg.train`.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from .._errors import PVGError
+from ._files import json_text, write_text
 from ._game import Game
 from .checkpoint import TrainingState, save_training_state
 from .config import TrainConfig
@@ -20,7 +23,7 @@ from .task import PVGTask
 
 #: ``TrainConfig`` fields a resumed run may change: none of them alters the game played.
 RESUMABLE_CHANGES = frozenset(
-    {"steps", "device", "out_dir", "progress", "checkpoint_every", "tensorboard"}
+    {"steps", "device", "out_dir", "progress", "checkpoint_every", "tensorboard", "max_memory_gb"}
 )
 
 
@@ -117,24 +120,47 @@ def changed_settings(
 
 
 def check_resumable(task: PVGTask, config: TrainConfig, state: TrainingState) -> None:
-    """Raise ``ValueError`` unless ``config`` on ``task`` continues the saved run."""
+    """Refuse (``PVGError``) a ``config`` on ``task`` that does not continue the saved run."""
     changes = changed_settings(state.task, state.task_args, state.config, task, config)
     if changes:
-        raise ValueError(f"cannot resume: {'; '.join(changes)}")
+        raise PVGError(f"cannot resume: {'; '.join(changes)}")
     if config.steps < state.step:
-        raise ValueError(
+        raise PVGError(
             f"the saved run has played {state.step} game steps; resume with steps >= "
             f"{state.step} (got {config.steps})"
         )
 
 
 def logged_rows(resume: Path, step: int) -> list[Metrics]:
-    """The metric rows a resumed run logged up to ``step`` (none if it has no log)."""
+    """The metric rows a resumed run logged up to ``step`` (none if it has no log).
+
+    A last line cut short (the run was killed while appending it) is dropped: it was
+    logged after ``step``, since the training state is saved after its step's row.
+
+    Raises:
+        PVGError: another line is not a metric row (naming the file and the line).
+    """
     folder = resume if resume.is_dir() else resume.parent
-    path = folder / "metrics.jsonl"
+    path = folder / METRICS_FILE
     if not path.is_file():
         return []
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PVGError(f"cannot read the metric log {path}: {exc}") from None
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):  # torn by a kill while it was appended
+                break
+            row = None
+        if not isinstance(row, dict) or not isinstance(row.get("step"), int):
+            raise PVGError(f"{path} line {number} is not a metric row (a damaged log)")
+        rows.append(row)
     return [row for row in rows if row["step"] <= step]
 
 
@@ -145,7 +171,7 @@ def open_tensorboard(config: TrainConfig, step: int) -> Any:
     try:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:
-        raise ValueError(
+        raise PVGError(
             "tensorboard=True needs the tensorboard package: pip install 'proofgames[tensorboard]'"
         ) from None
     log_dir = Path(str(config.out_dir)) / "tensorboard"
@@ -160,17 +186,35 @@ def board_row(board: Any, prefix: str, row: Metrics) -> None:
     board.flush()
 
 
-def open_log(config: TrainConfig, previous: list[Metrics]) -> TextIO | None:
-    """The metric log, opened for appending after ``previous`` (a resumed run's rows).
+#: The metric log in a run's folder: one JSON row per logged step.
+METRICS_FILE = "metrics.jsonl"
 
-    The kept rows are written to a side file that then replaces the log in one step, so
-    a run killed right after resuming still leaves its earlier rows on disk.
+
+class MetricLog:
+    """``metrics.jsonl``: rows kept from before (written atomically), then appended.
+
+    Rewriting the whole log for every row would cost time quadratic in its length, so
+    each new row is appended with a single ``write`` of the whole line instead: a run
+    killed at any moment leaves whole rows, and at worst a last line cut short, which
+    :func:`logged_rows` drops on resuming. Rows are strict JSON (see
+    :func:`~proofgames.pvg._files.json_text`: a non-finite number is ``null``).
     """
+
+    def __init__(self, path: Path, rows: list[Metrics]) -> None:
+        write_text(path, "".join(json_text(row) + "\n" for row in rows))
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+
+    def append(self, row: Metrics) -> None:
+        """Add ``row`` to the log."""
+        os.write(self.fd, (json_text(row) + "\n").encode())
+
+    def close(self) -> None:
+        """Close the log."""
+        os.close(self.fd)
+
+
+def open_log(config: TrainConfig, previous: list[Metrics]) -> MetricLog | None:
+    """The metric log (``None`` without ``out_dir``), after ``previous`` (a resumed run's)."""
     if config.out_dir is None:
         return None
-    path = Path(config.out_dir) / "metrics.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".jsonl.partial")
-    partial.write_text("".join(json.dumps(row) + "\n" for row in previous))
-    partial.replace(path)
-    return path.open("a")
+    return MetricLog(Path(config.out_dir) / METRICS_FILE, previous)

@@ -6,12 +6,15 @@ Private to :mod:`proofgames.pvg.train`, which documents the formulations.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .._errors import PVGError
+from .checkpoint import TrainingState, first_line
 from .config import TrainConfig
 from .stress import ExhaustiveMessages, Metrics
 from .task import ProverOutput, PVGTask
@@ -59,6 +62,19 @@ class Game:
         if self.device.type == "cuda":
             rng["cuda"] = torch.cuda.get_rng_state_all()
         return agents, optimizers, rng
+
+    def restore_from(self, state: TrainingState, source: Path) -> None:
+        """Restore the agents, optimizers and generators of a saved training state.
+
+        Raises:
+            PVGError: naming ``source``, when the saved state does not fit this game.
+        """
+        try:
+            self.restore(state.agents, state.optimizers, state.rng)
+        except (RuntimeError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise PVGError(
+                f"{source}: the saved agents or optimizers do not fit this run ({first_line(exc)})"
+            ) from None
 
     def restore(
         self, agents: dict[str, Any], optimizers: dict[str, Any], rng: dict[str, Any]
@@ -177,5 +193,5 @@ def use_closed_form(task: PVGTask, choice: str, formulation: str) -> bool:
     else:
         return False
     if choice == "closed-form" and not available:
-        raise ValueError(f"task {task.name!r} has no {what} best response")
+        raise PVGError(f"task {task.name!r} has no {what} best response")
     return available and choice != "trained"

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .task import ProverOutput, PVGTask, layer_norm_mlp, one_hot_message
+from .task import ProverOutput, PVGTask, check_arguments, layer_norm_mlp, one_hot_message
 
 ERASURE_START = 2  # tokens 0 and 1 are the informative ones
 
@@ -111,8 +111,11 @@ class BinaryErasureChannel(PVGTask):
     temperature: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.tokens < 3:
-            raise ValueError(f"BEC needs at least 3 tokens, got {self.tokens}")
+        check_arguments(  # two informative tokens and an erasure, at least
+            self.name,
+            at_least={"tokens": (self.tokens, 3), "hidden": (self.hidden, 1)},
+            positive={"temperature": self.temperature},
+        )
         self.message_dim = self.tokens
 
     def sample(self, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:

@@ -8,8 +8,7 @@ readable) and, written by training, ``metrics.jsonl`` and (with
 
 from __future__ import annotations
 
-import json
-import os
+import pickle
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -17,11 +16,23 @@ from typing import Any
 import torch
 from torch import nn
 
+from .._errors import ProofgamesError, PVGError
+from ._files import MissingFileError, save_with, write_json
 from .config import TrainConfig, resolve_device
 from .registry import make_task
 from .task import PVGTask
 
 FORMAT = 1
+#: The keys of ``agents.pt``.
+AGENT_KEYS = frozenset({"format", "task", "task_args", "config", "prover", "verifier"})
+#: The resumable training state in a run's folder.
+STATE_FILE = "state.pt"
+
+
+def first_line(exc: BaseException, limit: int = 160) -> str:
+    """The first line of ``exc``'s message (its type if it has none), at most ``limit`` long."""
+    line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 @dataclass
@@ -37,8 +48,10 @@ class Checkpoint:
 def save_checkpoint(
     out_dir: Path, task: PVGTask, prover: nn.Module, verifier: nn.Module, config: TrainConfig
 ) -> Path:
-    """Write ``agents.pt`` and ``config.json`` into ``out_dir``; return the ``agents.pt`` path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write ``agents.pt`` and ``config.json`` into ``out_dir``; return the ``agents.pt`` path.
+
+    Each file is written atomically: a failed write leaves the previous one whole.
+    """
     path = out_dir / "agents.pt"
     task_args = task.init_args()
     payload = {
@@ -49,9 +62,9 @@ def save_checkpoint(
         "prover": prover.state_dict(),
         "verifier": verifier.state_dict(),
     }
-    torch.save(payload, path)
+    save_with(path, lambda partial: torch.save(payload, partial))
     readable = {"task": task.name, "task_args": task_args, **config.to_dict()}
-    (out_dir / "config.json").write_text(json.dumps(readable, indent=2) + "\n")
+    write_json(out_dir / "config.json", readable, indent=2)
     return path
 
 
@@ -59,13 +72,17 @@ def checkpoint_file(path: str | Path) -> Path:
     """``path`` itself, or ``path/agents.pt`` for a run folder; it must exist.
 
     Raises:
-        FileNotFoundError: no checkpoint file there.
+        MissingFileError: (a ``FileNotFoundError`` and a ``PVGError``) no checkpoint file
+            there.
     """
     path = Path(path)
     if path.is_dir():
         path = path / "agents.pt"
     if not path.is_file():
-        raise FileNotFoundError(f"no PVG checkpoint at {path}")
+        hint = ""
+        if (path.parent / STATE_FILE).is_file():
+            hint = f" (the run has not finished: {path.parent / STATE_FILE} holds its agents)"
+        raise MissingFileError(f"no PVG checkpoint at {path}{hint}")
     return path
 
 
@@ -73,33 +90,82 @@ def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
     """Rebuild the task (from the registry) and both agents saved by :func:`save_checkpoint`.
 
     ``path`` is ``agents.pt`` or the folder holding it (a training run's ``out_dir``).
+
+    Raises:
+        MissingFileError: no checkpoint there.
+        PVGError: the file is empty, truncated or corrupt, is not a PVG checkpoint, or
+            holds agents that do not fit its task; or ``device`` is unusable.
     """
     path = checkpoint_file(path)
-    payload = torch.load(path, map_location=resolve_device(device), weights_only=True)
-    if payload.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a proofgames PVG checkpoint (format {FORMAT})")
+    payload = read_torch(path, "checkpoint", resolve_device(device))
+    if payload.get("format") != FORMAT or not set(payload) >= AGENT_KEYS:
+        if payload.get("format") == FORMAT and set(payload) >= {"step", "optimizers"}:
+            raise PVGError(
+                f"{path} is a PVG training state ({STATE_FILE}), not a checkpoint "
+                f"(agents.pt): pass its folder to pvg diagnose, or --resume it"
+            )
+        raise PVGError(
+            f"{path} is not a PVG checkpoint (format {FORMAT}, keys {sorted(AGENT_KEYS)})"
+        )
     agents = {"prover": payload["prover"], "verifier": payload["verifier"]}
-    task_args = payload.get("task_args", {})
-    return _rebuild(payload["task"], task_args, agents, payload["config"], device)
+    return _rebuild(path, payload["task"], payload["task_args"], agents, payload["config"], device)
+
+
+def read_torch(path: Path, what: str, device: torch.device | str = "cpu") -> dict[str, Any]:
+    """The dict saved in ``path`` by ``torch.save`` (tensors only: no code is run).
+
+    Raises:
+        PVGError: the file is empty, truncated, corrupt or not a saved dict.
+    """
+    if path.stat().st_size == 0:
+        raise PVGError(f"{path} is empty, not a PVG {what}")
+    try:
+        payload = torch.load(path, map_location=device, weights_only=True)
+    except EOFError:
+        raise PVGError(f"{path} is truncated, not a whole PVG {what}") from None
+    except OSError as exc:
+        raise PVGError(f"cannot read the PVG {what} {path}: {exc.strerror or exc}") from None
+    except pickle.UnpicklingError:
+        raise PVGError(
+            f"{path} is not a PVG {what}: not a file written by torch.save (or one that "
+            "would run code to load, which is refused)"
+        ) from None
+    except Exception as exc:  # torch.load fails in many ways on foreign or damaged files
+        problem = "not a whole archive" if "zip archive" in str(exc) else first_line(exc)
+        raise PVGError(f"{path} is truncated or corrupt ({problem}), not a PVG {what}") from None
+    if not isinstance(payload, dict):
+        raise PVGError(f"{path} holds a {type(payload).__name__}, not a PVG {what}")
+    return payload
 
 
 def _rebuild(
+    path: Path,
     name: str,
     task_args: dict[str, Any],
     agents: dict[str, Any],
     config: dict[str, Any],
     device: str,
 ) -> Checkpoint:
-    """The task (from the registry), both agents in evaluation mode, and the settings."""
+    """The task (from the registry), both agents in evaluation mode, and the settings.
+
+    Raises:
+        PVGError: naming ``path``, when the saved task, settings or weights do not fit.
+    """
     target = resolve_device(device)
-    task = make_task(name, **task_args)
+    try:
+        task = make_task(name, **task_args)
+        settings = TrainConfig.from_dict(config)
+    except (ProofgamesError, TypeError, AttributeError) as exc:
+        raise PVGError(f"{path}: the saved task or settings are unusable ({exc})") from None
     prover, verifier = task.make_prover().to(target), task.make_verifier().to(target)
-    prover.load_state_dict(agents["prover"])
-    verifier.load_state_dict(agents["verifier"])
-    return Checkpoint(task, prover.eval(), verifier.eval(), TrainConfig.from_dict(config))
-
-
-STATE_FILE = "state.pt"
+    for role, agent in (("prover", prover), ("verifier", verifier)):
+        try:
+            agent.load_state_dict(agents[role])
+        except (RuntimeError, TypeError, AttributeError, KeyError) as exc:
+            raise PVGError(
+                f"{path}: the saved {role} does not fit a {name} {role} ({first_line(exc)})"
+            ) from None
+    return Checkpoint(task, prover.eval(), verifier.eval(), settings)
 
 
 @dataclass
@@ -147,11 +213,8 @@ class TrainingState:
 
 def save_training_state(out_dir: Path, state: TrainingState) -> Path:
     """Write ``state`` to ``out_dir/state.pt`` atomically; return the path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / STATE_FILE
-    partial = path.with_suffix(".pt.partial")
-    torch.save({"format": FORMAT, **asdict(state)}, partial)
-    os.replace(partial, path)
+    save_with(path, lambda partial: torch.save({"format": FORMAT, **asdict(state)}, partial))
     return path
 
 
@@ -159,24 +222,30 @@ def load_training_state(path: str | Path, device: str = "cpu") -> TrainingState:
     """Read a :class:`TrainingState` from ``state.pt`` or the run folder holding it.
 
     Raises:
-        FileNotFoundError: no training state there (the run was not saved with
-            ``checkpoint_every`` or has not reached its first save).
-        ValueError: the file is not a proofgames training state.
+        MissingFileError: (a ``FileNotFoundError`` and a ``PVGError``) no training state
+            there (the run was not saved with ``checkpoint_every`` or has not reached its
+            first save).
+        PVGError: the file is empty, truncated or corrupt, or not a PVG training state.
     """
     path = Path(path)
     if path.is_dir():
         path = path / STATE_FILE
     if not path.is_file():
-        raise FileNotFoundError(
+        raise MissingFileError(
             f"no PVG training state at {path} (train with checkpoint_every > 0 to write one)"
         )
-    payload = torch.load(path, map_location=device, weights_only=True)
-    if not isinstance(payload, dict) or payload.pop("format", None) != FORMAT:
-        raise ValueError(f"{path}: not a proofgames PVG training state (format {FORMAT})")
+    payload = read_torch(path, "training state", device)
+    if payload.pop("format", None) != FORMAT:
+        raise PVGError(f"{path} is not a PVG training state (format {FORMAT})")
     names = {f.name for f in fields(TrainingState)}
     if set(payload) != names:
-        raise ValueError(f"{path}: training state fields {sorted(payload)} != {sorted(names)}")
-    return TrainingState(**payload)
+        if AGENT_KEYS - {"format"} <= set(payload):
+            raise PVGError(f"{path} holds a checkpoint (agents.pt), not a training state")
+        raise PVGError(f"{path}: training state fields {sorted(payload)} != {sorted(names)}")
+    state = TrainingState(**payload)
+    if not (isinstance(state.step, int) and isinstance(state.config, dict)):
+        raise PVGError(f"{path}: malformed training state (step {state.step!r})")
+    return state
 
 
 def load_training_agents(path: str | Path, device: str = "auto") -> tuple[Checkpoint, int]:
@@ -184,7 +253,14 @@ def load_training_agents(path: str | Path, device: str = "auto") -> tuple[Checkp
 
     For a run still training (or interrupted): its ``agents.pt`` is written only at the
     end, while ``state.pt`` (see :class:`TrainingState`) is saved as it goes.
+
+    Raises:
+        MissingFileError: no training state there.
+        PVGError: an unreadable training state, or agents that do not fit its task.
     """
+    path = Path(path)
     state = load_training_state(path)
-    checkpoint = _rebuild(state.task, state.task_args, state.agents, state.config, device)
+    source = path / STATE_FILE if path.is_dir() else path
+    agents = state.agents if isinstance(state.agents, dict) else {}
+    checkpoint = _rebuild(source, state.task, state.task_args, agents, state.config, device)
     return checkpoint, state.step

@@ -6,7 +6,6 @@ A :class:`typer.Typer` sub-application; the main CLI mounts it with
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -17,50 +16,35 @@ from rich.console import Console
 from rich.table import Table
 
 from .._errors import ProofgamesError
-from .checkpoint import (
-    STATE_FILE,
-    checkpoint_file,
-    load_checkpoint,
-    load_training_agents,
-    load_training_state,
+from ._cli_support import (
+    Device,
+    Json,
+    MaxMemory,
+    Threads,
+    check_options,
+    check_readme,
+    draw_report,
+    echo_json,
+    fail,
+    prepare_out,
+    resume_overrides,
+    resumed_run,
+    use_threads,
 )
+from ._files import check_folder
+from ._memory import DEFAULT_MAX_MEMORY_GB
+from .checkpoint import STATE_FILE, load_checkpoint, load_training_agents
 from .registry import make_task, parse_task_args, task_defaults, task_names
 from .stress import ALL_ATTACKS, ATTACKS, StressConfig, stress_test, supported_attacks
-from .task import PVGTask
-from .train import FORMULATIONS, TrainConfig, train
+from .train import FORMULATIONS, TrainConfig, check_training, train
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
-    help="Prover-Verifier Games (Anil et al. 2021): train agents, stress-test verifiers.",
+    help="Prover-Verifier Games (Anil et al. 2021): train agents, stress-test verifiers. "
+    "A bad input is refused with a one-line message on stderr and exit status 2.",
 )
 console = Console()
-err_console = Console(stderr=True)
-
-
-#: ``--threads`` of the commands that run networks.
-Threads = Annotated[
-    int | None,
-    typer.Option(
-        min=1,
-        help="CPU threads for torch (default: torch's choice, one per core). The networks "
-        "are small: 1 is often fastest, and far faster on a busy machine.",
-    ),
-]
-
-
-def _use_threads(threads: int | None) -> int:
-    """Apply ``--threads`` (if given); return the number of threads torch will use."""
-    import torch
-
-    if threads is not None:
-        torch.set_num_threads(threads)
-    return torch.get_num_threads()
-
-
-def _fail(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(2)
 
 
 @app.command("train")
@@ -70,18 +54,45 @@ def train_command(
         str, typer.Option(help=f"Game formulation: {', '.join(FORMULATIONS)}.")
     ] = "simultaneous",
     seed: Annotated[int, typer.Option(help="Seed of weights, noise and data.")] = 0,
-    steps: Annotated[int | None, typer.Option(help="Game steps (task default if omitted).")] = None,
+    steps: Annotated[
+        int | None, typer.Option(min=1, help="Game steps (task default if omitted).")
+    ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="Output folder (default runs/pvg-TASK-FORMULATION-sSEED).")
+        Path | None,
+        typer.Option(
+            help="Output folder (default runs/pvg-TASK-FORMULATION-sSEED); one that holds "
+            "another run is refused (see --overwrite and --resume)."
+        ),
     ] = None,
-    batch_size: Annotated[int | None, typer.Option(help="Instances per update.")] = None,
-    lr: Annotated[float | None, typer.Option(help="Adam learning rate (both players).")] = None,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            help="Replace the run already in OUT: remove its run files (agents.pt, "
+            "config.json, metrics.jsonl, state.pt, run.json, tensorboard/) first; other "
+            "files stay."
+        ),
+    ] = False,
+    batch_size: Annotated[int | None, typer.Option(min=1, help="Instances per update.")] = None,
+    lr: Annotated[
+        float | None, typer.Option(help="Adam learning rate (both players; > 0).")
+    ] = None,
     verifier_lr: Annotated[
-        float | None, typer.Option(help="The verifier's own learning rate.")
+        float | None, typer.Option(help="The verifier's own learning rate (> 0).")
     ] = None,
-    verifier_steps: Annotated[int | None, typer.Option(help="Verifier updates per step.")] = None,
-    prover_steps: Annotated[int | None, typer.Option(help="Prover updates per step.")] = None,
-    label_smoothing: Annotated[float | None, typer.Option(help="Verifier label smoothing.")] = None,
+    verifier_steps: Annotated[
+        int | None, typer.Option(min=1, help="Verifier updates per step.")
+    ] = None,
+    prover_steps: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Prover updates per step (0 only in verifier-first play against the exact "
+            "prover).",
+        ),
+    ] = None,
+    label_smoothing: Annotated[
+        float | None, typer.Option(help="Verifier label smoothing, in [0, 1).")
+    ] = None,
     best_response: Annotated[
         str,
         typer.Option(
@@ -91,7 +102,7 @@ def train_command(
         ),
     ] = "auto",
     stress_every: Annotated[
-        int, typer.Option(help="Stress-test the verifier every N steps (0: never).")
+        int, typer.Option(min=0, help="Stress-test the verifier every N steps (0: never).")
     ] = 0,
     stress_attack: Annotated[
         list[str] | None,
@@ -120,7 +131,7 @@ def train_command(
     ] = None,
     checkpoint_every: Annotated[
         int,
-        typer.Option(help="Write the resumable training state every N steps (0: never)."),
+        typer.Option(min=0, help="Write the resumable training state every N steps (0: never)."),
     ] = 100,
     tensorboard: Annotated[
         bool, typer.Option(help="Also log the metrics for TensorBoard (OUT/tensorboard).")
@@ -129,21 +140,25 @@ def train_command(
         Path | None,
         typer.Option(
             help="Continue the run saved in this folder up to --steps game steps, with its "
-            "settings (only --steps, --out, --device, --checkpoint-every and --tensorboard "
-            "may be given)."
+            "settings (only --steps, --out, --overwrite, --device, --checkpoint-every, "
+            "--tensorboard, --max-memory-gb, --threads and --json may be given); everything "
+            "is checked before any work."
         ),
     ] = None,
-    device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
+    device: Device = "auto",
+    max_memory_gb: MaxMemory = DEFAULT_MAX_MEMORY_GB,
     threads: Threads = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: Json = False,
 ) -> None:
     """Train a prover and a verifier; save ``agents.pt``, ``config.json``, ``metrics.jsonl``.
 
     With ``--checkpoint-every`` (on by default) the run also writes ``state.pt``, from
     which ``--resume`` continues it exactly, e.g. after an interruption or to train longer.
+    Everything (settings, device, memory estimate, the output folder) is checked first.
     """
-    used_threads = _use_threads(threads)
-    given = {
+    used_threads = use_threads(threads)
+    check_options(device, max_memory_gb)
+    given: dict[str, Any] = {
         "steps": steps,
         "batch_size": batch_size,
         "lr": lr,
@@ -152,100 +167,66 @@ def train_command(
         "prover_steps": prover_steps,
         "label_smoothing": label_smoothing,
     }
+    chosen: dict[str, Any] = {
+        "formulation": formulation,
+        "seed": seed,
+        "best_response": best_response,
+        "stress_every": stress_every,
+        "stress_attacks": tuple(stress_attack or ATTACKS),
+        "keep_best": keep_best,
+        "stop_when_sound": stop_when_sound,
+    }
+    run: dict[str, Any] = {
+        "device": device,
+        "checkpoint_every": checkpoint_every,
+        "tensorboard": tensorboard,
+        "progress": not json_output,
+        "max_memory_gb": max_memory_gb,
+    }
     try:
         if resume is not None:
-            overrides = {
-                f"--{key.replace('_', '-')}": value is not None
-                for key, value in given.items()
-                if key != "steps"
-            }
-            overrides.update(
-                {
-                    "--formulation": formulation != "simultaneous",
-                    "--seed": seed != 0,
-                    "--best-response": best_response != "auto",
-                    "--stress-every": stress_every != 0,
-                    "--stress-attack": bool(stress_attack),
-                    "--keep-best": keep_best is not None,
-                    "--stop-when-sound": stop_when_sound,
-                    "--task-arg": bool(task_arg),
-                }
-            )
-            task_obj, config = _resumed_run(
-                resume, task, steps, [k for k, v in overrides.items() if v]
-            )
-            config = replace(
-                config,
-                out_dir=str(out or (resume if resume.is_dir() else resume.parent)),
-                device=device,
-                checkpoint_every=checkpoint_every,
-                tensorboard=tensorboard,
-                progress=not json_output,
-            )
+            overrides = resume_overrides(given, chosen, bool(task_arg))
+            task_obj, config = resumed_run(resume, task, steps, overrides)
+            folder = resume if resume.is_dir() else resume.parent
+            config = replace(config, out_dir=str(out or folder), **run)
         else:
             task_obj = make_task(task, **parse_task_args(task, task_arg or []))
             values: dict[str, Any] = task_defaults(task)
             values.update({k: v for k, v in given.items() if v is not None})
             out_dir = out or Path("runs") / f"pvg-{task}-{formulation}-s{seed}"
-            config = TrainConfig(
-                **values,
-                formulation=formulation,
-                seed=seed,
-                best_response=best_response,
-                stress_every=stress_every,
-                stress_attacks=tuple(stress_attack or ATTACKS),
-                keep_best=keep_best,
-                stop_when_sound=stop_when_sound,
-                device=device,
-                out_dir=str(out_dir),
-                checkpoint_every=checkpoint_every,
-                tensorboard=tensorboard,
-                progress=not json_output,
-            )
+            config = TrainConfig(**values, **chosen, out_dir=str(out_dir), **run)
+        check_training(task_obj, config)
+        prepare_out(Path(str(config.out_dir)), resume, overwrite)
         result = train(task_obj, config, resume=resume)
-    except (ProofgamesError, ValueError, FileNotFoundError) as exc:
-        _fail(str(exc))
-        return
-    formulation, seed = config.formulation, config.seed
+    except ProofgamesError as exc:
+        fail(str(exc))
     summary = {
         "task": task,
         "task_args": task_obj.init_args(),
-        "formulation": formulation,
-        "seed": seed,
+        "formulation": config.formulation,
+        "seed": config.seed,
         "resumed_from": None if resume is None else str(resume),
         "threads": used_threads,
         **result.summary(),
     }
     if json_output:
-        typer.echo(json.dumps(summary, indent=2))
+        echo_json(summary)
         return
+    _print_training(summary, result.sound_at)
+
+
+def _print_training(summary: dict[str, Any], sound_at: int | None) -> None:
     final = summary["final"]
     console.print(
-        f"[bold]{task}[/] {formulation} seed {seed}: {result.steps} steps in "
-        f"{result.seconds:.1f} s; verifier accuracy {result.verifier_accuracy:.3f}, "
+        f"[bold]{summary['task']}[/] {summary['formulation']} seed {summary['seed']}: "
+        f"{summary['steps']} steps in {summary['seconds']:.1f} s; verifier accuracy "
+        f"{summary['verifier_accuracy']:.3f}, "
         f"precision {final.get('precision', float('nan')):.3f}, "
         f"recall {final.get('recall', float('nan')):.3f}"
     )
-    if result.sound_at is not None:
-        console.print(f"complete and sound (both attacks) at step {result.sound_at}")
-    console.print(f"checkpoint: {result.checkpoint}")
-
-
-def _resumed_run(
-    folder: Path, task: str, steps: int | None, overrides: list[str]
-) -> tuple[PVGTask, TrainConfig]:
-    """The task and settings of the run saved in ``folder`` (``--resume``)."""
-    if overrides:
-        raise ValueError(
-            f"--resume continues the saved run with its own settings; drop {', '.join(overrides)}"
-        )
-    if steps is None:
-        raise ValueError("--resume needs --steps: the run's new total of game steps")
-    state = load_training_state(folder)
-    if state.task != task:
-        raise ValueError(f"{folder} holds a {state.task} run, not {task}")
-    config = replace(TrainConfig.from_dict(state.config), steps=steps)
-    return make_task(task, **state.task_args), config
+    if sound_at is not None:
+        console.print(f"complete and sound (both attacks) at step {sound_at}")
+    console.print(f"checkpoint: {summary['checkpoint']}")
 
 
 @app.command("stress")
@@ -259,42 +240,50 @@ def stress_command(
         ),
     ] = "both",
     seed: Annotated[int, typer.Option(help="Seed of the evaluation batch and attacks.")] = 0,
-    prover_steps: Annotated[int, typer.Option(help="Adam steps of the fresh prover.")] = 500,
+    prover_steps: Annotated[
+        int, typer.Option(min=1, help="Adam steps of the fresh prover (at least 1).")
+    ] = 500,
     batch_size: Annotated[
-        int, typer.Option(help="Instances per step of the fresh prover's training.")
+        int, typer.Option(min=1, help="Instances per step of the fresh prover's training.")
     ] = StressConfig.batch_size,
-    lbfgs_max_iter: Annotated[int, typer.Option(help="L-BFGS iteration cap.")] = 300,
-    eval_size: Annotated[int, typer.Option(help="Instances in the evaluation batch.")] = 2000,
-    device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
+    lbfgs_max_iter: Annotated[
+        int, typer.Option(min=1, help="L-BFGS iteration cap (at least 1).")
+    ] = 300,
+    eval_size: Annotated[
+        int, typer.Option(min=1, help="Instances in the evaluation batch.")
+    ] = 2000,
+    device: Device = "auto",
+    max_memory_gb: MaxMemory = DEFAULT_MAX_MEMORY_GB,
     threads: Threads = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: Json = False,
 ) -> None:
-    """Freeze a trained verifier and attack it; report precision and recall per attack."""
-    used_threads = _use_threads(threads)
+    """Freeze a trained verifier and attack it; report precision and recall per attack.
+
+    Every figure comes from an attack that ran: settings under which one would not run
+    (0 steps, 0 iterations, no instances) are refused.
+    """
+    used_threads = use_threads(threads)
+    check_options(device, max_memory_gb)
     if attack not in (*ALL_ATTACKS, "both", "all"):
-        _fail(f"unknown attack {attack!r}; choose {', '.join(ALL_ATTACKS)}, both or all")
-    try:
-        path = checkpoint_file(checkpoint)
-    except FileNotFoundError as exc:
-        _fail(str(exc))
-        return
+        fail(f"unknown attack {attack!r}; choose {', '.join(ALL_ATTACKS)}, both or all")
     start = time.perf_counter()
+    config = StressConfig(
+        prover_steps=prover_steps,
+        batch_size=batch_size,
+        lbfgs_max_iter=lbfgs_max_iter,
+        eval_size=eval_size,
+        seed=seed,
+    )
     try:
-        saved = load_checkpoint(path, device)
-        config = StressConfig(
-            prover_steps=prover_steps,
-            batch_size=batch_size,
-            lbfgs_max_iter=lbfgs_max_iter,
-            eval_size=eval_size,
-            seed=seed,
-        )
+        saved = load_checkpoint(checkpoint, device)
         attacks = {"both": ATTACKS, "all": supported_attacks(saved.task)}.get(attack, (attack,))
-        results = stress_test(saved.task, saved.verifier, saved.prover, attacks, config)
-    except (ProofgamesError, ValueError) as exc:
-        _fail(str(exc))
-        return
+        results = stress_test(
+            saved.task, saved.verifier, saved.prover, attacks, config, max_memory_gb
+        )
+    except ProofgamesError as exc:
+        fail(str(exc))
     summary = {
-        "checkpoint": str(path),
+        "checkpoint": str(checkpoint / "agents.pt" if checkpoint.is_dir() else checkpoint),
         "task": saved.task.name,
         "formulation": saved.config.formulation,
         "seconds": round(time.perf_counter() - start, 3),
@@ -302,7 +291,7 @@ def stress_command(
         "attacks": {name: result.to_dict() for name, result in results.items()},
     }
     if json_output:
-        typer.echo(json.dumps(summary, indent=2))
+        echo_json(summary)
         return
     for name, result in results.items():
         console.print(
@@ -320,11 +309,12 @@ def diagnose_command(
             help="agents.pt, or a run folder (a run still training: its state.pt's agents)."
         ),
     ],
-    n: Annotated[int, typer.Option(help="Fresh instances to evaluate on.")] = 2000,
+    n: Annotated[int, typer.Option(min=1, help="Fresh instances to evaluate on.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of those instances.")] = 0,
-    device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
+    device: Device = "auto",
+    max_memory_gb: MaxMemory = DEFAULT_MAX_MEMORY_GB,
     threads: Threads = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: Json = False,
 ) -> None:
     """What a trained pair does with its own prover; on FindThePlus, where each head looks.
 
@@ -334,23 +324,22 @@ def diagnose_command(
     """
     from .diagnostics import diagnose
 
-    used_threads = _use_threads(threads)
-    if n < 1:
-        _fail(f"--n must be positive, got {n}")
+    used_threads = use_threads(threads)
+    check_options(device, max_memory_gb)
     unfinished = checkpoint.is_dir() and not (checkpoint / "agents.pt").is_file()
     try:
         if unfinished and (checkpoint / STATE_FILE).is_file():
             saved, step = load_training_agents(checkpoint, device)
             source = f"{checkpoint / STATE_FILE} (step {step})"
         else:
-            saved, source = load_checkpoint(checkpoint, device), str(checkpoint_file(checkpoint))
-        report = diagnose(saved.task, saved.prover, saved.verifier, n, seed)
-    except (ProofgamesError, ValueError, FileNotFoundError) as exc:
-        _fail(str(exc))
-        return
+            saved = load_checkpoint(checkpoint, device)
+            source = str(checkpoint / "agents.pt" if checkpoint.is_dir() else checkpoint)
+        report = diagnose(saved.task, saved.prover, saved.verifier, n, seed, max_memory_gb)
+    except ProofgamesError as exc:
+        fail(str(exc))
     summary = {"checkpoint": source, "task": saved.task.name, "threads": used_threads, **report}
     if json_output:
-        typer.echo(json.dumps(summary, indent=2))
+        echo_json(summary)
         return
     table = Table(title=f"{saved.task.name}: {summary['checkpoint']}")
     table.add_column("quantity")
@@ -372,42 +361,58 @@ def _numbers(value: Any) -> str:
 
 @app.command("reproduce")
 def reproduce_command(
-    seeds: Annotated[int, typer.Option(help="Number of training seeds (0, 1, ...).")] = 4,
+    seeds: Annotated[int, typer.Option(min=1, help="Number of training seeds (0, 1, ...).")] = 4,
     profile: Annotated[
         str, typer.Option(help="Scale: cpu (default), paper (full settings) or smoke.")
     ] = "cpu",
     task: Annotated[
         list[str] | None, typer.Option(help="Only this task (repeatable): bec, find-the-plus.")
     ] = None,
-    out: Annotated[Path, typer.Option(help="Report folder.")] = Path("reports/pvg"),
+    out: Annotated[
+        Path, typer.Option(help="Report folder; its runs/ keep each run (see --resume).")
+    ] = Path("reports/pvg"),
     readme: Annotated[
         Path | None,
-        typer.Option(help="Also update the report:pvg block of this file (docs/pvg.md)."),
+        typer.Option(
+            help="Also update the report:pvg block of this file (docs/pvg.md); a file "
+            "without the block is refused before any work."
+        ),
     ] = None,
     workers: Annotated[
-        int, typer.Option(help="FindThePlus seeds trained in parallel (one thread each).")
+        int, typer.Option(min=1, help="FindThePlus seeds trained in parallel (one thread each).")
     ] = 1,
     resume: Annotated[
         bool,
         typer.Option(
             help="Continue an interrupted reproduction in OUT/runs: reuse its finished runs "
-            "and continue the unfinished ones from their training state."
+            "and continue the unfinished ones from their training state; saved results of "
+            "other settings are refused before any work."
         ),
     ] = False,
-    device: Annotated[str, typer.Option(help="auto (CUDA if available), cpu or cuda.")] = "auto",
-    json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            help="Start afresh over an earlier reproduction's results in OUT/runs "
+            "(removing those this call would write); without it, or --resume, they are "
+            "refused."
+        ),
+    ] = False,
+    device: Device = "auto",
+    max_memory_gb: MaxMemory = DEFAULT_MAX_MEMORY_GB,
+    json_output: Json = False,
 ) -> None:
     """Reproduce Tables 2 and 3, Figures 2 and 4 and Theorems 4 vs 5; write a report."""
     from .profiles import PROFILES
     from .report import summary_tables, write_report
     from .reproduce import reproduce
 
+    check_options(device, max_memory_gb)
     if profile not in PROFILES:
-        _fail(f"unknown profile {profile!r}; choose from {', '.join(PROFILES)}")
-    if seeds < 1:
-        _fail(f"--seeds must be at least 1, got {seeds}")
+        fail(f"unknown profile {profile!r}; choose from {', '.join(PROFILES)}")
     tasks = tuple(task) if task else ("bec", "find-the-plus")
     try:
+        check_folder(out / "runs", "--out")
+        check_readme(readme)
         results = reproduce(
             range(seeds),
             profile,
@@ -417,18 +422,19 @@ def reproduce_command(
             workers=workers,
             runs_dir=out / "runs",
             resume=resume,
+            overwrite=overwrite,
+            max_memory_gb=max_memory_gb,
         )
-    except (ProofgamesError, ValueError) as exc:
-        _fail(str(exc))
-        return
-    path = write_report(results, out, readme)
+        path = write_report(results, out, readme)
+    except ProofgamesError as exc:
+        fail(str(exc))
     if json_output:
         summary = {
             "report": str(path),
             "seconds": results["seconds"],
             **{t: results[t]["table"] for t in tasks},
         }
-        typer.echo(json.dumps(summary, indent=2))
+        echo_json(summary)
         return
     console.print(summary_tables(results))
     console.print(f"report: {path}")
@@ -445,17 +451,20 @@ def report_command(
         typer.Option(help="Also update the report:pvg block of this file (docs/pvg.md)."),
     ] = None,
 ) -> None:
-    """Rewrite the report and figures from saved measurements, without training."""
-    from .report import write_report
+    """Rewrite the report and figures from saved measurements, without training.
 
+    Nothing is written unless the whole report could be drawn from RESULTS.
+    """
+    from .report import read_results, write_report
+
+    target = out or results.parent
     try:
-        data = json.loads(results.read_text())
-    except (OSError, ValueError) as exc:
-        _fail(f"cannot read {results}: {exc}")
-        return
-    if not isinstance(data, dict) or "seeds" not in data or "profile" not in data:
-        _fail(f"{results} is not a results.json written by `proofgames pvg reproduce`")
-    path = write_report(data, out or results.parent, readme)
+        check_folder(target, "--out")
+        check_readme(readme)
+        data = read_results(results)
+        path = draw_report(data, results, target, readme, write_report)
+    except ProofgamesError as exc:
+        fail(str(exc))
     console.print(f"report: {path}")
 
 

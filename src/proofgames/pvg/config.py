@@ -6,12 +6,15 @@ bookkeeping and the checkpoints, which all read the settings, need not import th
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import math
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import torch
 
-from .stress import ALL_ATTACKS, ATTACKS, StressConfig
+from .._errors import PVGError
+from ._memory import DEFAULT_MAX_MEMORY_GB, check_limit
+from .stress import ALL_ATTACKS, ATTACKS, StressConfig, at_least_zero, positive
 
 __all__ = ["BEST_RESPONSES", "FORMULATIONS", "TrainConfig", "resolve_device"]
 
@@ -77,6 +80,10 @@ class TrainConfig:
             ``out_dir/tensorboard`` (needs the ``tensorboard`` package:
             ``pip install 'proofgames[tensorboard]'``).
         progress: show a progress bar on a terminal.
+        max_memory_gb: refuse (before allocating anything) a run whose largest batch
+            -- ``batch_size``, ``eval_size`` or, with stress tests, theirs -- is estimated
+            to take more memory than this many GB (see :mod:`proofgames.pvg._memory`;
+            default :data:`~proofgames.pvg._memory.DEFAULT_MAX_MEMORY_GB`).
     """
 
     formulation: str = "simultaneous"
@@ -106,6 +113,7 @@ class TrainConfig:
     checkpoint_every: int = 0
     tensorboard: bool = False
     progress: bool = True
+    max_memory_gb: float = DEFAULT_MAX_MEMORY_GB
 
     def step_counts(self) -> tuple[int, int]:
         """``(verifier_steps, prover_steps)`` per game step, defaults filled in."""
@@ -119,41 +127,66 @@ class TrainConfig:
         return v, p
 
     def validate(self) -> None:
-        """Raise ``ValueError`` on an inconsistent configuration."""
+        """Refuse an inconsistent configuration, naming the setting and its value.
+
+        Raises:
+            PVGError: (a ``ValueError``) the first setting that is out of range or
+                inconsistent with the others.
+        """
         if self.formulation not in FORMULATIONS:
-            raise ValueError(f"formulation {self.formulation!r} not in {FORMULATIONS}")
+            raise PVGError(f"formulation {self.formulation!r} not in {FORMULATIONS}")
         if self.best_response not in BEST_RESPONSES:
-            raise ValueError(f"best_response {self.best_response!r} not in {BEST_RESPONSES}")
-        if self.steps < 1 or self.batch_size < 1 or self.eval_size < 1 or self.log_every < 1:
-            raise ValueError("steps, batch_size, eval_size and log_every must be positive")
+            raise PVGError(f"best_response {self.best_response!r} not in {BEST_RESPONSES}")
+        positive(steps=self.steps, batch_size=self.batch_size, eval_size=self.eval_size)
+        positive(log_every=self.log_every, adaptive_window=self.adaptive_window)
+        at_least_zero(
+            stress_every=self.stress_every,
+            checkpoint_every=self.checkpoint_every,
+            pretrain_steps=self.pretrain_steps,
+            max_prover_steps=self.max_prover_steps,
+        )
+        self._check_step_counts()
+        self._check_stress_tests()
+        for name, rate in (("lr", self.lr), ("verifier_lr", self.verifier_lr)):
+            if rate is not None and not (math.isfinite(rate) and rate > 0):
+                raise PVGError(f"{name} must be a positive finite number, got {rate}")
+        if not (math.isfinite(self.aux_weight) and self.aux_weight >= 0):
+            raise PVGError(f"aux_weight must be a finite number >= 0, got {self.aux_weight}")
+        if self.checkpoint_every and self.out_dir is None:
+            raise PVGError("checkpoint_every needs out_dir (where state.pt is written)")
+        if self.tensorboard and self.out_dir is None:
+            raise PVGError("tensorboard needs out_dir (where its event files are written)")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise PVGError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
+        check_limit(self.max_memory_gb)
+        self.stress.validate()
+
+    def _check_step_counts(self) -> None:
         verifier_steps, prover_steps = self.step_counts()
         exact_follower = self.formulation == "verifier-first" and self.best_response != "trained"
-        if verifier_steps < 1 or prover_steps < (0 if exact_follower else 1):
-            raise ValueError(
-                "verifier_steps and prover_steps must be positive (prover_steps may be 0 "
-                "only in verifier-first play against the exact prover)"
+        if verifier_steps < 1:
+            raise PVGError(f"verifier_steps must be positive, got {verifier_steps}")
+        if prover_steps < (0 if exact_follower else 1):
+            raise PVGError(
+                f"prover_steps must be positive (prover_steps may be 0 only in verifier-first "
+                f"play against the exact prover), got {prover_steps}"
             )
+
+    def _check_stress_tests(self) -> None:
         unknown = [a for a in self.stress_attacks if a not in ALL_ATTACKS]
         if unknown or not self.stress_attacks:
-            raise ValueError(f"stress_attacks must be a non-empty subset of {ALL_ATTACKS}")
+            raise PVGError(
+                f"stress_attacks must be a non-empty subset of {ALL_ATTACKS}, "
+                f"got {tuple(self.stress_attacks)}"
+            )
         if self.keep_best is not None:
             if self.keep_best not in self.stress_attacks:
-                raise ValueError(
+                raise PVGError(
                     f"keep_best={self.keep_best!r} must be one of stress_attacks "
                     f"{self.stress_attacks}"
                 )
             if self.stress_every < 1:
-                raise ValueError("keep_best needs stress tests: set stress_every > 0")
-        if self.lr <= 0 or (self.verifier_lr is not None and self.verifier_lr <= 0):
-            raise ValueError("lr and verifier_lr must be positive")
-        if self.checkpoint_every < 0:
-            raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
-        if self.checkpoint_every and self.out_dir is None:
-            raise ValueError("checkpoint_every needs out_dir (where state.pt is written)")
-        if self.tensorboard and self.out_dir is None:
-            raise ValueError("tensorboard needs out_dir (where its event files are written)")
-        if not 0.0 <= self.label_smoothing < 1.0:
-            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
+                raise PVGError("keep_best needs stress tests: set stress_every > 0")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -161,16 +194,46 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict`; settings added since ``data`` was saved take defaults.
+
+        Raises:
+            PVGError: ``data`` has settings this version does not know, or malformed ones.
+        """
         values = dict(data)
-        values["stress"] = StressConfig(**values.get("stress", {}))
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise PVGError(f"unknown training settings {unknown}")
+        try:
+            values["stress"] = StressConfig(**values.get("stress", {}))
+        except TypeError as exc:
+            raise PVGError(f"malformed stress settings {values.get('stress')!r}: {exc}") from None
         if "stress_attacks" in values:
             values["stress_attacks"] = tuple(values["stress_attacks"])
         return cls(**values)
 
 
 def resolve_device(name: str) -> torch.device:
-    """``"auto"`` means CUDA when available, else CPU."""
+    """The device ``name`` means: ``auto`` (CUDA if available, else CPU), ``cpu``, ``cuda[:N]``.
+
+    Raises:
+        PVGError: another device, or a CUDA device this machine does not have.
+    """
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError):
+        device = None
+    if device is None or device.type not in ("cpu", "cuda"):
+        raise PVGError(f"--device {name!r} is not a device here; choose auto, cpu or cuda[:N]")
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise PVGError(
+                f"--device {name!r}: CUDA is not available here (this PyTorch sees no CUDA "
+                "GPU); use --device cpu or auto"
+            )
+        if device.index is not None and device.index >= count:
+            raise PVGError(f"--device {name!r}: this machine has {count} CUDA device(s)")
+    return device

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from ._memory import DEFAULT_MAX_MEMORY_GB, check_memory
 from .find_the_plus import (
     FindThePlus,
     PlusVerifier,
@@ -21,12 +22,17 @@ from .find_the_plus import (
     plus_maps,
     plus_mask,
 )
-from .stress import evaluate
+from .stress import evaluate, positive
 from .task import PVGTask
 
 
 def diagnose(
-    task: PVGTask, prover: nn.Module, verifier: nn.Module, n: int = 2000, seed: int = 0
+    task: PVGTask,
+    prover: nn.Module,
+    verifier: nn.Module,
+    n: int = 2000,
+    seed: int = 0,
+    max_memory_gb: float = DEFAULT_MAX_MEMORY_GB,
 ) -> dict[str, Any]:
     """What a trained pair does on ``n`` fresh instances (the ``pvg diagnose`` command).
 
@@ -45,7 +51,13 @@ def diagnose(
         >>> report = diagnose(task, task.make_prover(), task.make_verifier(), n=64)
         >>> report["n"], len(report["plus_alignment"]), 0.5 <= report["count_accuracy"] <= 1
         (64, 4, True)
+
+    Raises:
+        PVGError: ``n`` below 1, or ``n`` instances estimated to need more memory than
+            ``max_memory_gb`` (GB).
     """
+    positive(n=n)
+    check_memory(task, [("n (--n)", n, 0.0)], max_memory_gb)
     device = next(verifier.parameters()).device
     x, y = (t.to(device) for t in task.sample(n, torch.Generator().manual_seed(seed)))
     report: dict[str, Any] = {"n": n, **evaluate(task, prover, verifier, x, y, seed)}

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from .._errors import PVGError
 from .plus_verifier import PlusVerifier, pixel_to_shift
 
 __all__ = ["ExhaustiveSearch", "head_scores", "lattice_shifts", "search_messages"]
@@ -73,7 +74,7 @@ def _axis_places(verifier: PlusVerifier) -> Tensor:
     size, g = verifier.size, verifier.glimpse
     spacing = size / (g * verifier.zoom)
     if spacing < 1 - 1e-9 or abs(spacing - round(spacing)) > 1e-9:
-        raise ValueError(
+        raise PVGError(
             "exhaustive search needs glimpse samples a whole number of pixels apart; this "
             f"verifier's are {spacing:g} apart (size / (glimpse * zoom) = "
             f"{size} / ({g} * {verifier.zoom:g}))"
@@ -124,7 +125,7 @@ def search_messages(verifier: PlusVerifier, x: Tensor, chunk: int = 256) -> Exha
         ValueError: the verifier's glimpse samples are not a whole number of pixels apart.
     """
     if chunk < 1:
-        raise ValueError(f"chunk must be positive, got {chunk}")
+        raise PVGError(f"chunk must be positive, got {chunk}")
     shifts = lattice_shifts(verifier).to(x.device)
     values, places = [], []
     with torch.no_grad():

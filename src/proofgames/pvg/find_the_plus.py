@@ -33,9 +33,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .exhaustive import search_messages
+from .._errors import PVGError
+from .exhaustive import lattice_shifts, search_messages
 from .plus_verifier import PlusVerifier, pixel_to_shift, shift_to_pixel
-from .task import ProverOutput, PVGTask
+from .task import ProverOutput, PVGTask, check_arguments
 
 __all__ = [
     "FindThePlus",
@@ -163,7 +164,7 @@ class SpatialBroadcastDecoder(nn.Module):
 
 def _checked_pool(pool: int) -> int:
     if pool < 0:
-        raise ValueError(f"pool must be 0 (global) or a positive window, got {pool}")
+        raise PVGError(f"pool must be 0 (global) or a positive window, got {pool}")
     return pool
 
 
@@ -295,8 +296,13 @@ class FindThePlus(PVGTask):
 
     def __post_init__(self) -> None:
         if self.size < 3:
-            raise ValueError(f"images must be at least 3x3, got size={self.size}")
+            raise PVGError(f"find-the-plus: images must be at least 3x3, got size={self.size}")
         _checked_pool(self.pool)
+        check_arguments(
+            self.name,
+            at_least={"glimpse": (self.glimpse, 1), "max_repairs": (self.max_repairs, 1)},
+            not_negative={"cls_weight": self.cls_weight, "recon_weight": self.recon_weight},
+        )
 
     def sample(self, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
         """``n`` images ``(n, 1, size, size)`` and labels ``(n,)`` on the generator's device.
@@ -390,6 +396,11 @@ class FindThePlus(PVGTask):
             name = type(verifier).__name__
             raise TypeError(f"exhaustive search needs a PlusVerifier, got {name}")
         return search_messages(verifier, x).messages
+
+    def check_exhaustive(self) -> None:
+        """Refuse (``PVGError``) a glimpse geometry the exact search cannot cover."""
+        with torch.random.fork_rng(devices=[]):  # building a verifier draws weights
+            lattice_shifts(self.make_verifier())
 
     def message_from_free(self, free: Tensor, x: Tensor) -> Tensor:
         """Messages are unconstrained real vectors: the identity."""

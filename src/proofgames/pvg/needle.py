@@ -40,7 +40,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .task import ProverOutput, PVGTask, layer_norm_mlp, one_hot_message
+from .._errors import PVGError
+from .task import ProverOutput, PVGTask, check_arguments, layer_norm_mlp, one_hot_message
 
 
 class NeedleProver(nn.Module):
@@ -105,11 +106,17 @@ class FindTheNeedle(PVGTask):
 
     def __post_init__(self) -> None:
         if self.size < 2:
-            raise ValueError(f"find-the-needle needs at least 2 bits per row, got {self.size}")
+            raise PVGError(f"find-the-needle needs at least 2 bits per row, got {self.size}")
         if not 1 <= self.max_needles <= self.size:
-            raise ValueError(
-                f"max_needles must lie in [1, size={self.size}], got {self.max_needles}"
+            raise PVGError(
+                f"find-the-needle: max_needles must lie in [1, size={self.size}], "
+                f"got {self.max_needles}"
             )
+        check_arguments(
+            self.name,
+            at_least={"hidden": (self.hidden, 1)},
+            positive={"temperature": self.temperature},
+        )
         self.message_dim = self.size
 
     def sample(self, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:

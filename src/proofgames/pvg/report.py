@@ -12,16 +12,16 @@ summary tables, linking to ``report.md`` relative to that file.
 
 from __future__ import annotations
 
-import json
+import io
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
-
+from .._errors import PVGError
 from .._readme import replace_block
+from ._figures import plot_bec_dynamics, plot_formulations, plot_gaze, plot_learning
+from ._files import atomic_path, read_json, write_bytes, write_json, write_text
 from .profiles import PAPER_TABLES
 from .stress import ALL_ATTACKS
 
@@ -34,29 +34,38 @@ TASK_TITLES = {"bec": "Table 2: Binary Erasure Channel", "find-the-plus": "Table
 
 
 def write_report(results: dict[str, Any], out: Path, readme: Path | None = None) -> Path:
-    """Write the report folder ``out``; return the path of ``report.md``."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    """Write the report folder ``out``; return the path of ``report.md``.
+
+    The report and figures are drawn in memory first, then each file is written
+    atomically: results that cannot be drawn leave ``out`` (and ``readme``) as they were.
+    ``results.json`` is strict JSON: a value that is not a finite number is ``null``.
+    """
+    figures: dict[str, io.BytesIO] = {}
+
+    def figure(name: str) -> io.BytesIO:
+        figures[name] = io.BytesIO()
+        return figures[name]
+
     sections = [_header(results)]
     if "bec" in results:
         bec = results["bec"]
         sections.append(_table_section("bec", bec))
         sections.append(_bec_runs(bec))
-        plot_bec_dynamics(bec["dynamics"][0], out / "bec_dynamics.png")
+        plot_bec_dynamics(bec["dynamics"][0], figure("bec_dynamics.png"))
         sections.append(
             "### Figure 2: BEC training dynamics (seed "
             f"{bec['dynamics'][0]['seed']})\n\n![BEC dynamics](bec_dynamics.png)\n"
         )
-        plot_formulations(bec["formulations"], out / "bec_formulations.png")
+        plot_formulations(bec["formulations"], figure("bec_formulations.png"))
         sections.append(_formulation_section(bec["formulations"]))
     if "find-the-plus" in results:
         ftp = results["find-the-plus"]
         sections.append(_table_section("find-the-plus", ftp))
         sections.append(_ftp_runs(ftp))
         sections.append(_ftp_timing(ftp, results["machine"]))
-        plot_learning(ftp["curves"], out / "ftp_learning.png")
+        plot_learning(ftp["curves"], figure("ftp_learning.png"))
         sections.append("### FindThePlus learning curves\n\n![learning](ftp_learning.png)\n")
-        plot_gaze(ftp["gaze"], out / "ftp_gaze.png")
+        plot_gaze(ftp["gaze"], figure("ftp_gaze.png"))
         sections.append(
             "### Figure 4: the verifier's gaze\n\n"
             f"{_gaze_source(ftp['gaze'])}Top row: the inputs (a plus of 1-pixels, "
@@ -66,10 +75,16 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
             "sees.\n\n![gaze](ftp_gaze.png)\n"
         )
     path = out / "report.md"
-    path.write_text("\n".join(sections))
+    summary = None
     if readme is not None:
         link = Path(os.path.relpath(path.resolve(), readme.resolve().parent)).as_posix()
-        update_readme(readme, summary_tables(results, path.as_posix(), link))
+        summary = summary_tables(results, path.as_posix(), link)
+    write_json(out / "results.json", results, indent=1)
+    for name, drawn in figures.items():
+        write_bytes(out / name, drawn.getvalue())
+    write_text(path, "\n".join(sections))
+    if summary is not None and readme is not None:
+        update_readme(readme, summary)
     return path
 
 
@@ -317,170 +332,84 @@ def _mean(rows: list[dict[str, Any]], key: str) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
-def _figure(rows: int, cols: int, size: tuple[float, float], **kwargs: Any) -> tuple[Figure, Any]:
-    """A figure and its axes, drawn by Agg when saved.
+#: What the report reads of each part of a results file: key -> type.
+_RESULTS_SHAPE: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "": {"profile": dict, "seeds": list, "seconds": (int, float), "machine": dict},
+    "machine": {"platform": str, "torch": str, "threads": int},
+    "bec": {"runs": list, "table": list, "dynamics": list, "formulations": dict, "settings": dict},
+    "find-the-plus": {"runs": list, "table": list, "curves": list, "gaze": dict, "settings": dict},
+}
 
-    Built with the object API rather than :mod:`matplotlib.pyplot`, so that neither the
-    backend nor pyplot's list of open figures changes: importing or plotting leaves the
-    caller's matplotlib as it was.
+
+def read_results(path: Path) -> dict[str, Any]:
+    """The measurements in ``path`` (a ``results.json`` written by ``pvg reproduce``).
+
+    The shape is checked here; a deeper flaw surfaces when the report is drawn (which
+    writes nothing until everything is drawn).
+
+    Raises:
+        PVGError: the file is missing, unreadable, not JSON or not such results.
     """
-    fig = Figure(figsize=size)
-    FigureCanvasAgg(fig)
-    return fig, fig.subplots(rows, cols, **kwargs)
+    data = read_json(path, "results file")
+    problem = _results_problem(data)
+    if problem:
+        raise PVGError(f"{path} is not a results.json written by `pvg reproduce`: {problem}")
+    return dict(data)
 
 
-def plot_bec_dynamics(trace: dict[str, Any], path: Path) -> None:
-    """Figure 2: prover log-probabilities, verifier logits per token, verifier accuracy."""
-    steps = trace["steps"]
-    fig, axes = _figure(3, 1, (8, 9), sharex=True)
-    tokens = len(trace["verifier_logits"][0])
-    for bit, style in ((0, "--"), (1, "-")):
-        for token in range(tokens):
-            series = [row[bit][token] for row in trace["prover_logprobs"]]
-            if all(v is None for v in series):
-                continue  # forbidden by the channel
-            special = token in (0, 1)
-            axes[0].plot(
-                steps,
-                [float("nan") if v is None else v for v in series],
-                style,
-                color=("C0" if token == 0 else "C1") if special else "0.7",
-                linewidth=2.2 if special else 0.7,
-                label=f"x={bit}, token {token}" if special else None,
-            )
-    axes[0].set_ylabel("prover log P(token | x)")
-    axes[0].legend(loc="lower left", fontsize=8)
-    for token in range(tokens):
-        special = token in (0, 1)
-        axes[1].plot(
-            steps,
-            [row[token] for row in trace["verifier_logits"]],
-            color=("C0" if token == 0 else "C1") if special else "0.7",
-            linewidth=2.2 if special else 0.7,
-            label=f"token {token}" if special else None,
-        )
-    axes[1].axhline(0.0, color="k", linewidth=0.5)
-    axes[1].set_ylabel("verifier logit P(label 1 | token)")
-    axes[1].legend(loc="lower left", fontsize=8)
-    accuracy = [float("nan") if a is None else a for a in trace["verifier_accuracy"]]
-    axes[2].plot(steps, accuracy, color="k")
-    axes[2].set_ylabel("verifier accuracy")
-    axes[2].set_xlabel("game step (erasure tokens in grey)")
-    axes[2].set_ylim(0.4, 1.02)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+def _results_problem(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return f"it holds a JSON {type(data).__name__}, not an object"
+    for part, shape in _RESULTS_SHAPE.items():
+        if part in ("bec", "find-the-plus") and part not in data:
+            continue
+        section = data if not part else data.get(part)
+        if not isinstance(section, dict):
+            return f"{part} is not an object"
+        for key, kind in shape.items():
+            if not isinstance(section.get(key), kind):
+                return f"{part + '.' if part else ''}{key} is missing or not {_kind(kind)}"
+        if not part and not isinstance(data["profile"].get("name"), str):
+            return "profile.name is missing"
+        if part == "machine" and "bec" not in data and "find-the-plus" not in data:
+            return "it holds neither bec nor find-the-plus results"
+    return None
 
 
-def plot_formulations(formulations: dict[str, list[dict[str, Any]]], path: Path) -> None:
-    """Erasure fraction and information bits over training, per formulation and seed."""
-    fig, axes = _figure(1, 2, (10, 3.8))
-    for index, (name, runs) in enumerate(formulations.items()):
-        for j, run in enumerate(runs):
-            curve = run["curve"]
-            for ax, key in zip(
-                axes, ("sampled_erasure_fraction", "sampled_information_bits"), strict=True
-            ):
-                ax.plot(
-                    curve["step"],
-                    curve[key],
-                    color=f"C{index}",
-                    alpha=0.8,
-                    label=name if j == 0 else None,
-                    linewidth=1,
-                )
-    axes[0].set_ylabel("erasure fraction")
-    axes[1].set_ylabel("I(x; token) in bits")
-    for ax in axes:
-        ax.set_xlabel("game step")
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+def _kind(kind: type | tuple[type, ...]) -> str:
+    return (
+        "number"
+        if isinstance(kind, tuple)
+        else {"dict": "object"}.get(kind.__name__, kind.__name__)
+    )
 
 
-def plot_learning(curves: list[dict[str, Any]], path: Path) -> None:
-    """FindThePlus: verifier accuracy and frozen accuracy against optimized messages."""
-    fig, axes = _figure(1, 2, (10, 3.8))
-    for curve in curves:
-        color = "C0" if curve["training"] == "pvg" else "C3"
-        label = f"{curve['training']} seed {curve['seed']}"
-        axes[0].plot(
-            curve["step"],
-            curve["verifier_accuracy"],
-            color=color,
-            alpha=0.7,
-            linewidth=1,
-            label=label,
-        )
-        points = [
-            (s, a)
-            for s, a in zip(curve["step"], curve.get("messages_accuracy", []), strict=False)
-            if a is not None
-        ]
-        if points:
-            axes[1].plot(
-                *zip(*points, strict=True),
-                "o-",
-                color=color,
-                alpha=0.7,
-                markersize=3,
-                linewidth=1,
-                label=label,
-            )
-    axes[0].set_ylabel("verifier accuracy (training prover)")
-    axes[1].set_ylabel("frozen accuracy vs optimized messages")
-    for ax in axes:
-        ax.set_xlabel("game step")
-        ax.set_ylim(0.0, 1.02)
-    axes[1].legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-
-
-def plot_gaze(gaze: dict[str, Any], path: Path) -> None:
-    """Figure 4: inputs with each head's glimpse outlined, then each head's glimpse."""
-    images, glimpses, centres = gaze["images"], gaze["glimpses"], gaze["centres"]
-    n, heads = len(images), len(glimpses[0])
-    size, side = len(images[0]), len(glimpses[0][0])
-    fig, axes = _figure(heads + 1, n, (1.7 * n, 1.7 * (heads + 1)))
-    for i in range(n):
-        ax = axes[0][i]
-        ax.imshow(images[i], cmap="coolwarm", vmin=0, vmax=1)
-        ax.set_title(f"label {int(gaze['labels'][i])}, logit {gaze['logits'][i]:.1f}", fontsize=7)
-        for h in range(heads):
-            row, col = centres[i][h]
-            ax.add_patch(
-                Rectangle(
-                    (col - side / 2, row - side / 2),
-                    side,
-                    side,
-                    fill=False,
-                    edgecolor=f"C{h + 2}",
-                    linewidth=1.2,
-                )
-            )
-        if "plus_centres" in gaze:
-            row, col = gaze["plus_centres"][i]
-            ax.plot([col], [row], marker="+", color="k", markersize=14, markeredgewidth=2)
-        ax.set_xlim(-0.5, size - 0.5)
-        ax.set_ylim(size - 0.5, -0.5)
-        for h in range(heads):
-            axes[h + 1][i].imshow(glimpses[i][h], cmap="coolwarm", vmin=0, vmax=1)
-            if i == 0:
-                axes[h + 1][i].set_ylabel(f"head {h + 1}", color=f"C{h + 2}")
-    for ax in axes.flat:
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+def has_report_block(readme: Path) -> bool:
+    """Whether ``readme`` is a file holding the ``report:pvg`` block's two markers."""
+    if not readme.is_file():
+        return False
+    text = readme.read_text()
+    return all(f"<!-- report:pvg:{end} -->" in text for end in ("start", "end"))
 
 
 def update_readme(readme: Path, summary: str) -> bool:
-    """Replace the ``report:pvg`` block of ``readme``; ``False`` if it has no markers."""
-    return replace_block(readme, "report:pvg", summary)
+    """Replace the ``report:pvg`` block of ``readme`` atomically; ``False`` if it has none."""
+    if not has_report_block(readme):
+        return False
+    with atomic_path(readme) as partial:
+        shutil.copyfile(readme, partial)
+        replace_block(partial, "report:pvg", summary)
+    return True
 
 
 __all__ = [
     "comparison_table",
+    "has_report_block",
+    "plot_bec_dynamics",
+    "plot_formulations",
+    "plot_gaze",
+    "plot_learning",
+    "read_results",
     "sound_seeds",
     "summary_tables",
     "update_readme",

@@ -47,13 +47,30 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._saved_runs import RUN_FILE, bec_key, finished_run, saved_bec, write_json
+from .._errors import PVGError
+from ._files import write_json
+from ._memory import DEFAULT_MAX_MEMORY_GB
+from ._reproduction_plan import (
+    bec_config,
+    check_call,
+    ftp_config,
+    ftp_trainings,
+    prepare_runs_dir,
+)
+from ._saved_runs import BEC_FILE, RUN_FILE, bec_key, finished_run, saved_bec
 from .bec import BECProver, BinaryErasureChannel
 from .checkpoint import STATE_FILE
 from .diagnostics import gaze, head_diagnostics
 from .profiles import PAPER_TABLES, PROFILES, TRAININGS, Profile
 from .registry import task_defaults
-from .stress import ALL_ATTACKS, AttackResult, Metrics, StressConfig, stress_test, supported_attacks
+from .stress import (
+    ALL_ATTACKS,
+    AttackResult,
+    Metrics,
+    StressConfig,
+    stress_test,
+    supported_attacks,
+)
 from .train import TrainConfig, TrainResult, train
 
 
@@ -66,6 +83,8 @@ def reproduce(
     workers: int = 1,
     runs_dir: Path | None = None,
     resume: bool = False,
+    overwrite: bool = False,
+    max_memory_gb: float = DEFAULT_MAX_MEMORY_GB,
 ) -> dict[str, Any]:
     """Run the experiments of the module docstring and return the measurements (JSON-able).
 
@@ -83,18 +102,28 @@ def reproduce(
         resume: continue an interrupted reproduction saved in ``runs_dir``: finished runs
             with the same settings are reused, unfinished ones continue from their
             training state (exactly, see :func:`~proofgames.pvg.train.train`), the rest
-            start afresh.
+            start afresh. Every saved result is checked before any work.
+        overwrite: start afresh over the results of an earlier reproduction in
+            ``runs_dir`` (removing those this call would write); without it, or
+            ``resume``, such results are refused rather than mixed with new ones.
+        max_memory_gb: refuse (before any work) a profile whose largest batch is
+            estimated to need more memory (GB; see ``TrainConfig.max_memory_gb``).
 
     Raises:
-        ValueError: unknown tasks, no seeds, ``resume`` without ``runs_dir``, or a saved
-            run whose settings differ from this call's.
+        PVGError: (a ``ValueError``) unknown tasks, no seeds, an unusable device or
+            worker count, ``resume`` without ``runs_dir`` or with ``overwrite``, a batch
+            over the memory limit, saved results this call can neither reuse nor
+            continue, or an earlier reproduction's results without ``resume`` or
+            ``overwrite``; all found before any work.
     """
+    if isinstance(profile, str) and profile not in PROFILES:
+        raise PVGError(f"unknown profile {profile!r}; choose from {', '.join(PROFILES)}")
     prof = PROFILES[profile] if isinstance(profile, str) else profile
-    unknown = [t for t in tasks if t not in ("bec", "find-the-plus")]
-    if unknown or not seeds:
-        raise ValueError(f"unknown task(s) {unknown}" if unknown else "no seeds given")
-    if resume and runs_dir is None:
-        raise ValueError("resume needs runs_dir, where the interrupted reproduction was saved")
+    check_call(seeds, prof, tasks, device, workers, max_memory_gb)
+    if runs_dir is not None:
+        prepare_runs_dir(runs_dir, seeds, prof, tasks, resume, overwrite)
+    elif resume:
+        raise PVGError("resume needs runs_dir, where the interrupted reproduction was saved")
     start = time.perf_counter()
     out: dict[str, Any] = {
         "profile": asdict(prof),
@@ -115,15 +144,15 @@ def reproduce(
         bec = saved_bec(runs_dir, prof, seeds) if resume else None
         if bec is None:
             tick = time.perf_counter()
-            bec = reproduce_bec(seeds, prof, device, progress)
+            bec = reproduce_bec(seeds, prof, device, progress, max_memory_gb)
             bec["seconds"] = round(time.perf_counter() - tick, 1)
             if runs_dir is not None:
-                write_json(runs_dir / "bec.json", {**bec_key(prof, seeds), "bec": bec})
+                write_json(runs_dir / BEC_FILE, {**bec_key(prof, seeds), "bec": bec})
         out["bec"] = bec
     if "find-the-plus" in tasks:
         tick = time.perf_counter()
         out["find-the-plus"] = reproduce_find_the_plus(
-            seeds, prof, device, progress, workers, runs_dir, resume
+            seeds, prof, device, progress, workers, runs_dir, resume, max_memory_gb
         )
         out["find-the-plus"]["seconds"] = round(time.perf_counter() - tick, 1)
     out["seconds"] = round(time.perf_counter() - start, 1)
@@ -131,7 +160,11 @@ def reproduce(
 
 
 def reproduce_bec(
-    seeds: Sequence[int], prof: Profile, device: str, progress: bool
+    seeds: Sequence[int],
+    prof: Profile,
+    device: str,
+    progress: bool,
+    max_memory_gb: float = DEFAULT_MAX_MEMORY_GB,
 ) -> dict[str, Any]:
     """Table 2, Figure 2 and Theorems 4 vs 5 on the Binary Erasure Channel."""
     task = BinaryErasureChannel()
@@ -140,18 +173,17 @@ def reproduce_bec(
     dynamics: list[dict[str, Any]] = []
     formulations: dict[str, list[dict[str, Any]]] = {}
     for seed in seeds:
+        config = bec_config(prof, seed, device, progress, max_memory_gb)
         common: dict[str, Any] = dict(
-            base, seed=seed, device=device, eval_size=prof.eval_size, progress=progress
-        )
-        config = TrainConfig(
-            **{**common, "steps": prof.bec_max_steps},
-            log_every=10,
-            stress_every=10,
-            stop_when_sound=True,
-            stress=replace(prof.stress, seed=seed),
+            base,
+            seed=seed,
+            device=device,
+            eval_size=prof.eval_size,
+            progress=progress,
+            max_memory_gb=max_memory_gb,
         )
         result = train(task, config)
-        runs.append(_table_run(task, "pvg", seed, result, prof.stress))
+        runs.append(_table_run(task, "pvg", seed, result, prof.stress, max_memory_gb))
         for formulation in ("collaborative", "simultaneous", "prover-first", "verifier-first"):
             steps = prof.bec_baseline_steps
             counts = {}
@@ -168,7 +200,9 @@ def reproduce_bec(
             if formulation == "simultaneous":
                 dynamics.append({"seed": seed, **trace.rows(played.metrics)})
             if formulation == "collaborative":
-                runs.append(_table_run(task, "collaborative", seed, played, prof.stress))
+                runs.append(
+                    _table_run(task, "collaborative", seed, played, prof.stress, max_memory_gb)
+                )
             formulations.setdefault(formulation, []).append(
                 {"seed": seed, "curve": _curve(played.metrics), "seconds": played.seconds}
             )
@@ -189,9 +223,11 @@ def reproduce_find_the_plus(
     workers: int = 1,
     runs_dir: Path | None = None,
     resume: bool = False,
+    max_memory_gb: float = DEFAULT_MAX_MEMORY_GB,
 ) -> dict[str, Any]:
     """Table 3, the learning curves and Figure 4 on FindThePlus (seeds run in parallel)."""
-    jobs = [(seed, prof, device, progress and workers == 1, runs_dir, resume) for seed in seeds]
+    shown = progress and workers == 1
+    jobs = [(seed, prof, device, shown, runs_dir, resume, max_memory_gb) for seed in seeds]
     if workers > 1 and len(jobs) > 1:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
@@ -231,65 +267,58 @@ def reproduce_find_the_plus(
     return out
 
 
+FTPJob = tuple[int, Profile, str, bool, Path | None, bool, float]
+
+
 def _ftp_seed(
-    job: tuple[int, Profile, str, bool, Path | None, bool],
+    job: FTPJob,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[float, Any, Any]]:
     """One seed of FindThePlus: PVG and collaborative runs, each attacked afresh."""
-    seed, prof, device, progress, runs_dir, resume = job
+    seed, prof, device, progress, runs_dir, resume, max_memory_gb = job
     if multiprocessing.parent_process() is not None:
         torch.set_num_threads(1)  # one worker per core
-    task = prof.ftp_task_instance()
-    settings = prof.ftp_settings()
     runs: list[dict[str, Any]] = []
     curves: list[dict[str, Any]] = []
     best: tuple[float, Any, Any] = (-1.0, None, None)
-    for training, formulation, steps in (
-        ("pvg", "simultaneous", settings["steps"]),
-        ("collaborative", "collaborative", prof.ftp_baseline_steps),
-    ):
+    for training, formulation, steps in ftp_trainings(prof):
         out_dir = None if runs_dir is None else runs_dir / f"find-the-plus-{training}-s{seed}"
-        config = TrainConfig(
-            **{**settings, "steps": steps},
-            formulation=formulation,
-            seed=seed,
-            device=device,
-            eval_size=prof.eval_size,
-            log_every=10,
-            stress_every=prof.ftp_stress_every,
-            stress_attacks=("messages",),
-            keep_best="messages",
-            stress=replace(prof.ftp_selection_stress, seed=seed),
-            out_dir=None if out_dir is None else str(out_dir),
-            checkpoint_every=0 if out_dir is None else prof.ftp_stress_every,
-            progress=progress,
-        )
-        finished = finished_run(out_dir, task, config) if resume else None
-        if finished is not None:
-            run, curve, prover, verifier = finished
-            missing = [a for a in supported_attacks(task) if a not in run["attacks"]]
-            if missing and out_dir is not None:  # saved before these attacks existed
-                run["attacks"].update(
-                    _held_out_attacks(task, seed, verifier, prover, prof.ftp_stress, missing)
-                )
-                saved = json.loads((out_dir / RUN_FILE).read_text())
-                write_json(out_dir / RUN_FILE, {**saved, "run": {**saved["run"], **run}})
-        else:
-            carried = resume and out_dir is not None and (out_dir / STATE_FILE).is_file()
-            result = train(task, config, resume=out_dir if carried else None)
-            run = _table_run(task, training, seed, result, prof.ftp_stress)
-            run.update(head_diagnostics(task, result.prover, result.verifier))
-            run["carried_over"] = carried
-            curve = {"seed": seed, "training": training, **_curve(result.metrics)}
-            prover, verifier = result.prover, result.verifier
-            if out_dir is not None:
-                record = {"task_args": task.init_args(), "config": config.to_dict()}
-                write_json(out_dir / RUN_FILE, {**record, "run": run, "curve": curve})
+        config = ftp_config(prof, seed, formulation, steps, device, progress, out_dir)
+        config = replace(config, max_memory_gb=max_memory_gb)
+        run, curve, prover, verifier = _ftp_run(prof, training, config, out_dir, resume)
         runs.append(run)
         curves.append(curve)
         if training == "pvg":
             score = run["best_accuracy"] or 0.0
             best = (score, prover.cpu().state_dict(), verifier.cpu().state_dict())
     return runs, curves, best
+
+
+def _ftp_run(
+    prof: Profile, training: str, config: TrainConfig, out_dir: Path | None, resume: bool
+) -> tuple[dict[str, Any], dict[str, Any], nn.Module, nn.Module]:
+    """One FindThePlus run: reused, continued or trained, then attacked on a fresh batch."""
+    task, seed, limit = prof.ftp_task_instance(), config.seed, config.max_memory_gb
+    finished = finished_run(out_dir, task, config) if resume else None
+    if finished is not None:
+        run, curve, prover, verifier = finished
+        missing = [a for a in supported_attacks(task) if a not in run["attacks"]]
+        if missing and out_dir is not None:  # saved before these attacks existed
+            run["attacks"].update(
+                _held_out_attacks(task, seed, verifier, prover, prof.ftp_stress, limit, missing)
+            )
+            saved = json.loads((out_dir / RUN_FILE).read_text())
+            write_json(out_dir / RUN_FILE, {**saved, "run": {**saved["run"], **run}})
+        return run, curve, prover, verifier
+    carried = resume and out_dir is not None and (out_dir / STATE_FILE).is_file()
+    result = train(task, config, resume=out_dir if carried else None)
+    run = _table_run(task, training, seed, result, prof.ftp_stress, limit)
+    run.update(head_diagnostics(task, result.prover, result.verifier))
+    run["carried_over"] = carried
+    curve = {"seed": seed, "training": training, **_curve(result.metrics)}
+    if out_dir is not None:
+        record = {"task_args": task.init_args(), "config": config.to_dict()}
+        write_json(out_dir / RUN_FILE, {**record, "run": run, "curve": curve})
+    return run, curve, result.prover, result.verifier
 
 
 class BECTrace:
@@ -355,11 +384,16 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _table_run(
-    task: Any, training: str, seed: int, result: TrainResult, stress: StressConfig
+    task: Any,
+    training: str,
+    seed: int,
+    result: TrainResult,
+    stress: StressConfig,
+    max_memory_gb: float,
 ) -> dict[str, Any]:
     """Attack the final (or selected) verifier on a fresh batch with fresh attack seeds."""
     tick = time.perf_counter()
-    attacks = _held_out_attacks(task, seed, result.verifier, result.prover, stress)
+    attacks = _held_out_attacks(task, seed, result.verifier, result.prover, stress, max_memory_gb)
     return {
         "training": training,
         "seed": seed,
@@ -382,12 +416,15 @@ def _held_out_attacks(
     verifier: nn.Module,
     prover: nn.Module,
     stress: StressConfig,
+    max_memory_gb: float,
     attacks: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The attacks (default: all the task supports) on a fresh batch with fresh seeds."""
     held_out = replace(stress, seed=10_000 + seed)
     chosen = supported_attacks(task) if attacks is None else attacks
-    results: dict[str, AttackResult] = stress_test(task, verifier, prover, chosen, held_out)
+    results: dict[str, AttackResult] = stress_test(
+        task, verifier, prover, chosen, held_out, max_memory_gb
+    )
     return {name: r.to_dict(top=1) for name, r in results.items()}
 
 

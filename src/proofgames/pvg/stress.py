@@ -56,6 +56,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .._errors import PVGError
+from ._memory import DEFAULT_MAX_MEMORY_GB, check_memory, lbfgs_bytes
 from .task import ProverOutput, PVGTask
 
 #: The paper's two attacks (the default everywhere).
@@ -115,6 +117,47 @@ class StressConfig:
     random_starts: int = 1
     keep: int = 16
     seed: int = 0
+
+    def validate(self) -> None:
+        """Refuse settings under which an attack would not run, naming the setting.
+
+        An attack that never ran (no Adam step, no L-BFGS iteration, no instance) would
+        still report figures -- those of the untrained prover or the starting messages
+        (precision 1.0 on an empty batch) -- so every count must be positive.
+
+        Raises:
+            PVGError: the first setting out of range.
+        """
+        positive(
+            prover_steps=self.prover_steps,
+            batch_size=self.batch_size,
+            eval_size=self.eval_size,
+            lbfgs_max_iter=self.lbfgs_max_iter,
+            lbfgs_history=self.lbfgs_history,
+        )
+        at_least_zero(random_starts=self.random_starts, keep=self.keep)
+        for name, value, least in (
+            ("prover_lr", self.prover_lr, "> 0"),
+            ("lbfgs_lr", self.lbfgs_lr, "> 0"),
+            ("tolerance_change", self.tolerance_change, ">= 0"),
+            ("tolerance_grad", self.tolerance_grad, ">= 0"),
+        ):
+            if not (math.isfinite(value) and (value > 0 or (value == 0 and least == ">= 0"))):
+                raise PVGError(f"{name} must be a finite number {least}, got {value}")
+
+
+def positive(**counts: int) -> None:
+    """Refuse a count (named by its keyword) below 1."""
+    for name, value in counts.items():
+        if value < 1:
+            raise PVGError(f"{name} must be positive, got {value}")
+
+
+def at_least_zero(**counts: int) -> None:
+    """Refuse a count (named by its keyword) below 0."""
+    for name, value in counts.items():
+        if value < 0:
+            raise PVGError(f"{name} must be >= 0, got {value}")
 
 
 @dataclass
@@ -201,6 +244,7 @@ def stress_test(
     prover: nn.Module | None = None,
     attacks: Sequence[str] = ATTACKS,
     config: StressConfig | None = None,
+    max_memory_gb: float = DEFAULT_MAX_MEMORY_GB,
 ) -> dict[str, AttackResult]:
     """Run the named attacks on a frozen copy of ``verifier``.
 
@@ -211,15 +255,23 @@ def stress_test(
         attacks: any of :data:`ALL_ATTACKS` (``"exhaustive"`` needs a task with
             :class:`ExhaustiveMessages`).
         config: attack settings; paper defaults if omitted.
+        max_memory_gb: refuse attacks whose batches are estimated to need more memory
+            (GB; see :func:`check_stress_memory`).
 
     Returns:
         One :class:`AttackResult` per attack, by name.
+
+    Raises:
+        PVGError: invalid settings, an attack ``task`` does not support, or batches over
+            the memory limit; nothing has run then.
 
     The global torch RNG is seeded inside and restored afterwards, so a stress test run
     in the middle of training does not change the rest of that training run.
     """
     config = config or StressConfig()
+    config.validate()
     check_attacks(task, attacks)
+    check_stress_memory(task, attacks, config, max_memory_gb)
     device = next(verifier.parameters()).device
     frozen = copy.deepcopy(verifier).eval().requires_grad_(False)
     results: dict[str, AttackResult] = {}
@@ -242,16 +294,47 @@ def supported_attacks(task: PVGTask) -> tuple[str, ...]:
     return ALL_ATTACKS if isinstance(task, ExhaustiveMessages) else ATTACKS
 
 
+def check_stress_memory(
+    task: PVGTask,
+    attacks: Sequence[str],
+    config: StressConfig,
+    max_memory_gb: float,
+    prefix: str = "",
+) -> None:
+    """Refuse attacks whose largest batch is estimated to exceed ``max_memory_gb``.
+
+    The fresh prover trains on ``batch_size`` instances at a time; every attack scores
+    ``eval_size`` instances at once, and L-BFGS optimizes all their messages together,
+    keeping ``lbfgs_history`` past steps of each. ``prefix`` names the settings in the
+    message (``"stress."`` in training; none: ``pvg stress``'s options).
+    """
+    history = lbfgs_bytes(task.message_dim, config.lbfgs_history) if "messages" in attacks else 0
+    option = {"eval_size": " (--eval-size)", "batch_size": " (--batch-size)"}
+    if prefix:
+        option = {"eval_size": "", "batch_size": ""}
+    needs = [(f"{prefix}eval_size{option['eval_size']}", config.eval_size, history)]
+    if "prover" in attacks:
+        needs.append((f"{prefix}batch_size{option['batch_size']}", config.batch_size, 0.0))
+    check_memory(task, needs, max_memory_gb)
+
+
 def check_attacks(task: PVGTask, attacks: Sequence[str]) -> None:
-    """Raise ``ValueError`` unless ``attacks`` are known and ``task`` supports them."""
+    """Refuse ``attacks`` that are unknown or that ``task`` does not support.
+
+    Raises:
+        PVGError: naming the attack.
+    """
     unknown = [a for a in attacks if a not in ALL_ATTACKS]
     if unknown:
-        raise ValueError(f"unknown attack(s) {unknown}; choose from {list(ALL_ATTACKS)}")
+        raise PVGError(f"unknown attack(s) {unknown}; choose from {list(ALL_ATTACKS)}")
     if "exhaustive" in attacks and not isinstance(task, ExhaustiveMessages):
-        raise ValueError(
+        raise PVGError(
             f"the exhaustive attack needs a task that can search every message "
             f"(find-the-plus, find-the-needle); {task.name!r} cannot"
         )
+    check = getattr(task, "check_exhaustive", None)
+    if "exhaustive" in attacks and callable(check):
+        check()  # e.g. FindThePlus: a glimpse geometry the exact search can cover
 
 
 def attack_with_prover(

@@ -10,12 +10,15 @@ interface, so a new task is one file.
 from __future__ import annotations
 
 import abc
+import math
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from .._errors import PVGError
 
 
 @dataclass
@@ -30,6 +33,34 @@ class ProverOutput:
 
     message: Tensor
     aux_loss: Tensor
+
+
+def check_arguments(
+    task: str,
+    at_least: dict[str, tuple[int, int]] | None = None,
+    positive: dict[str, float] | None = None,
+    not_negative: dict[str, float] | None = None,
+) -> None:
+    """Refuse task arguments out of range, naming the task, the argument and its value.
+
+    Args:
+        task: the task's registered name.
+        at_least: ``name -> (value, least)``: integers of at least ``least``.
+        positive: ``name -> value``: finite numbers above 0.
+        not_negative: ``name -> value``: finite numbers of at least 0.
+
+    Raises:
+        PVGError: the first argument out of range.
+    """
+    for name, (value, least) in (at_least or {}).items():
+        if value < least:
+            raise PVGError(f"{task}: {name} must be at least {least}, got {value}")
+    for name, number in (positive or {}).items():
+        if not (math.isfinite(number) and number > 0):
+            raise PVGError(f"{task}: {name} must be a positive finite number, got {number}")
+    for name, number in (not_negative or {}).items():
+        if not (math.isfinite(number) and number >= 0):
+            raise PVGError(f"{task}: {name} must be a finite number >= 0, got {number}")
 
 
 def one_hot_message(logits: Tensor, temperature: float, sample: bool) -> Tensor:

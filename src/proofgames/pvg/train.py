@@ -31,7 +31,6 @@ the agents and the configuration go to a checkpoint.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from torch import nn
 
+from .._errors import PVGError
 from ._bookkeeping import (
     RESUMABLE_CHANGES,
     RunRecord,
@@ -54,9 +54,10 @@ from ._bookkeeping import (
     save_state,
 )
 from ._game import ClosedFormResponse, Game, use_closed_form
+from ._memory import check_memory
 from .checkpoint import load_training_state, save_checkpoint
 from .config import BEST_RESPONSES, FORMULATIONS, TrainConfig, resolve_device
-from .stress import Metrics, check_attacks, evaluate, stress_test
+from .stress import Metrics, check_attacks, check_stress_memory, evaluate, stress_test
 from .task import PVGTask
 
 
@@ -112,6 +113,39 @@ class TrainResult:
 Observer = Callable[[int, nn.Module, nn.Module], None]
 
 
+def check_training(task: PVGTask, config: TrainConfig) -> torch.device:
+    """Refuse, before anything is allocated, a run of ``config`` on ``task`` that cannot go.
+
+    Checks the settings, the device, the stress attacks, the exact follower a
+    formulation asks for and the estimated memory of the largest batch (see
+    ``TrainConfig.max_memory_gb``).
+
+    Returns:
+        The device the run will use.
+
+    Raises:
+        PVGError: the first problem found.
+    """
+    config.validate()
+    device = resolve_device(config.device)
+    closed_form = use_closed_form(task, config.best_response, config.formulation)
+    attacks = set(config.stress_attacks if config.stress_every > 0 else ())
+    if closed_form and config.formulation == "verifier-first":
+        attacks.add("exhaustive")  # the exact prover is the exhaustive search
+    check_attacks(task, sorted(attacks))
+    if not closed_form and config.step_counts()[1] == 0:
+        raise PVGError(f"prover_steps=0 needs the exact prover, which {task.name!r} lacks")
+    needs = [
+        ("batch_size (--batch-size)", config.batch_size, 0.0),
+        ("eval_size", config.eval_size, 0.0),
+    ]
+    check_memory(task, needs, config.max_memory_gb)
+    if config.stress_every > 0:
+        stress = config.stress
+        check_stress_memory(task, config.stress_attacks, stress, config.max_memory_gb, "stress.")
+    return device
+
+
 def train(
     task: PVGTask,
     config: TrainConfig | None = None,
@@ -149,29 +183,32 @@ def train(
         [2, 4, 6]
 
     Raises:
-        ValueError: an invalid configuration, or one that does not match ``resume``.
-        FileNotFoundError: ``resume`` holds no training state.
+        PVGError: (a ``ValueError``) an invalid configuration, a batch over the memory
+            limit, an unusable device, or a ``resume`` folder whose training state or
+            metric log is unreadable or does not match; all found before any work.
+        MissingFileError: (a ``FileNotFoundError`` and a ``PVGError``) ``resume`` holds
+            no training state.
     """
     config = config or TrainConfig()
-    config.validate()
+    device = check_training(task, config)
+    saved = None
+    if resume is not None:  # every check before any work
+        state = load_training_state(resume)
+        check_resumable(task, config, state)
+        saved = state, logged_rows(Path(resume), state.step)
     start = time.perf_counter()
-    device = resolve_device(config.device)
     torch.manual_seed(config.seed)  # weight init and Gumbel noise
     data_gen = torch.Generator().manual_seed(config.seed)
     eval_x, eval_y = (t.to(device) for t in task.sample(config.eval_size, data_gen))
     game = Game(task, config, device, data_gen)
-    check_attacks(task, config.stress_attacks if config.stress_every > 0 else ())
     game.closed_form = use_closed_form(task, config.best_response, config.formulation)
-    if not game.closed_form and config.step_counts()[1] == 0:
-        raise ValueError(f"prover_steps=0 needs the exact prover, which {task.name!r} lacks")
     verifier_steps, prover_steps = config.step_counts()
     run = RunRecord()
-    if resume is not None:
-        state = load_training_state(resume)
-        check_resumable(task, config, state)
-        game.restore(state.agents, state.optimizers, state.rng)
+    if saved is not None:
+        state, rows = saved
+        game.restore_from(state, Path(resume or ""))
         prover_steps = state.prover_steps
-        run = RunRecord.from_state(state, logged_rows(Path(resume), state.step))
+        run = RunRecord.from_state(state, rows)
     else:
         for _ in range(config.pretrain_steps):
             game.pretrain_step()
@@ -212,7 +249,12 @@ def train(
                 if stress_now:
                     tick = time.perf_counter()
                     results = stress_test(
-                        task, game.verifier, game.prover, config.stress_attacks, config.stress
+                        task,
+                        game.verifier,
+                        game.prover,
+                        config.stress_attacks,
+                        config.stress,
+                        config.max_memory_gb,
                     )
                     for name, result in results.items():
                         row[f"{name}_precision"] = result.precision
@@ -234,8 +276,7 @@ def train(
                 if observe is not None:
                     observe(step, game.prover, game.verifier)
                 if log is not None:
-                    log.write(json.dumps(row) + "\n")
-                    log.flush()
+                    log.append(row)
                 if board is not None:
                     board_row(board, task.name, row)
                 bar.update(bar_task, advance=1, acc=f"{row['verifier_accuracy']:.3f}")
@@ -289,6 +330,7 @@ __all__ = [
     "TrainConfig",
     "Observer",
     "TrainResult",
+    "check_training",
     "resolve_device",
     "train",
 ]

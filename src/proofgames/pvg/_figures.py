@@ -1,0 +1,181 @@
+"""The figures of the Prover-Verifier Games report, drawn without pyplot.
+
+Private to :mod:`proofgames.pvg.report`, which re-exports the ``plot_*`` functions. Each
+draws one figure into a PNG file (written atomically) or a binary stream.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from ._files import save_with
+
+
+def _figure(rows: int, cols: int, size: tuple[float, float], **kwargs: Any) -> tuple[Figure, Any]:
+    """A figure and its axes, drawn by Agg when saved.
+
+    Built with the object API rather than :mod:`matplotlib.pyplot`, so that neither the
+    backend nor pyplot's list of open figures changes: importing or plotting leaves the
+    caller's matplotlib as it was.
+    """
+    fig = Figure(figsize=size)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(rows, cols, **kwargs)
+
+
+def plot_bec_dynamics(trace: dict[str, Any], path: Path | BinaryIO) -> None:
+    """Figure 2: prover log-probabilities, verifier logits per token, verifier accuracy."""
+    steps = trace["steps"]
+    fig, axes = _figure(3, 1, (8, 9), sharex=True)
+    tokens = len(trace["verifier_logits"][0])
+    for bit, style in ((0, "--"), (1, "-")):
+        for token in range(tokens):
+            series = [row[bit][token] for row in trace["prover_logprobs"]]
+            if all(v is None for v in series):
+                continue  # forbidden by the channel
+            special = token in (0, 1)
+            axes[0].plot(
+                steps,
+                [float("nan") if v is None else v for v in series],
+                style,
+                color=("C0" if token == 0 else "C1") if special else "0.7",
+                linewidth=2.2 if special else 0.7,
+                label=f"x={bit}, token {token}" if special else None,
+            )
+    axes[0].set_ylabel("prover log P(token | x)")
+    axes[0].legend(loc="lower left", fontsize=8)
+    for token in range(tokens):
+        special = token in (0, 1)
+        axes[1].plot(
+            steps,
+            [row[token] for row in trace["verifier_logits"]],
+            color=("C0" if token == 0 else "C1") if special else "0.7",
+            linewidth=2.2 if special else 0.7,
+            label=f"token {token}" if special else None,
+        )
+    axes[1].axhline(0.0, color="k", linewidth=0.5)
+    axes[1].set_ylabel("verifier logit P(label 1 | token)")
+    axes[1].legend(loc="lower left", fontsize=8)
+    accuracy = [float("nan") if a is None else a for a in trace["verifier_accuracy"]]
+    axes[2].plot(steps, accuracy, color="k")
+    axes[2].set_ylabel("verifier accuracy")
+    axes[2].set_xlabel("game step (erasure tokens in grey)")
+    axes[2].set_ylim(0.4, 1.02)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def plot_formulations(formulations: dict[str, list[dict[str, Any]]], path: Path | BinaryIO) -> None:
+    """Erasure fraction and information bits over training, per formulation and seed."""
+    fig, axes = _figure(1, 2, (10, 3.8))
+    for index, (name, runs) in enumerate(formulations.items()):
+        for j, run in enumerate(runs):
+            curve = run["curve"]
+            for ax, key in zip(
+                axes, ("sampled_erasure_fraction", "sampled_information_bits"), strict=True
+            ):
+                ax.plot(
+                    curve["step"],
+                    curve[key],
+                    color=f"C{index}",
+                    alpha=0.8,
+                    label=name if j == 0 else None,
+                    linewidth=1,
+                )
+    axes[0].set_ylabel("erasure fraction")
+    axes[1].set_ylabel("I(x; token) in bits")
+    for ax in axes:
+        ax.set_xlabel("game step")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def plot_learning(curves: list[dict[str, Any]], path: Path | BinaryIO) -> None:
+    """FindThePlus: verifier accuracy and frozen accuracy against optimized messages."""
+    fig, axes = _figure(1, 2, (10, 3.8))
+    for curve in curves:
+        color = "C0" if curve["training"] == "pvg" else "C3"
+        label = f"{curve['training']} seed {curve['seed']}"
+        axes[0].plot(
+            curve["step"],
+            curve["verifier_accuracy"],
+            color=color,
+            alpha=0.7,
+            linewidth=1,
+            label=label,
+        )
+        points = [
+            (s, a)
+            for s, a in zip(curve["step"], curve.get("messages_accuracy", []), strict=False)
+            if a is not None
+        ]
+        if points:
+            axes[1].plot(
+                *zip(*points, strict=True),
+                "o-",
+                color=color,
+                alpha=0.7,
+                markersize=3,
+                linewidth=1,
+                label=label,
+            )
+    axes[0].set_ylabel("verifier accuracy (training prover)")
+    axes[1].set_ylabel("frozen accuracy vs optimized messages")
+    for ax in axes:
+        ax.set_xlabel("game step")
+        ax.set_ylim(0.0, 1.02)
+    axes[1].legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def plot_gaze(gaze: dict[str, Any], path: Path | BinaryIO) -> None:
+    """Figure 4: inputs with each head's glimpse outlined, then each head's glimpse."""
+    images, glimpses, centres = gaze["images"], gaze["glimpses"], gaze["centres"]
+    n, heads = len(images), len(glimpses[0])
+    size, side = len(images[0]), len(glimpses[0][0])
+    fig, axes = _figure(heads + 1, n, (1.7 * n, 1.7 * (heads + 1)))
+    for i in range(n):
+        ax = axes[0][i]
+        ax.imshow(images[i], cmap="coolwarm", vmin=0, vmax=1)
+        ax.set_title(f"label {int(gaze['labels'][i])}, logit {gaze['logits'][i]:.1f}", fontsize=7)
+        for h in range(heads):
+            row, col = centres[i][h]
+            ax.add_patch(
+                Rectangle(
+                    (col - side / 2, row - side / 2),
+                    side,
+                    side,
+                    fill=False,
+                    edgecolor=f"C{h + 2}",
+                    linewidth=1.2,
+                )
+            )
+        if "plus_centres" in gaze:
+            row, col = gaze["plus_centres"][i]
+            ax.plot([col], [row], marker="+", color="k", markersize=14, markeredgewidth=2)
+        ax.set_xlim(-0.5, size - 0.5)
+        ax.set_ylim(size - 0.5, -0.5)
+        for h in range(heads):
+            axes[h + 1][i].imshow(glimpses[i][h], cmap="coolwarm", vmin=0, vmax=1)
+            if i == 0:
+                axes[h + 1][i].set_ylabel(f"head {h + 1}", color=f"C{h + 2}")
+    for ax in axes.flat:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def save_figure(fig: Figure, target: Path | BinaryIO) -> None:
+    """Save ``fig`` as PNG to a file (atomically) or a binary stream."""
+    if isinstance(target, Path):
+        save_with(target, lambda partial: fig.savefig(partial, dpi=110, format="png"))
+    else:
+        fig.savefig(target, dpi=110, format="png")
