@@ -50,6 +50,11 @@ class TableauTranscript(TranscriptMachine):
                 f"{machine.name}: the tableau layout needs a machine without query states; "
                 "debate oracle Turing machines with the bisection protocol"
             )
+        if (steps + 2) * machine.size > 2**63 - 1:
+            raise ProtocolError(
+                f"the tableau of {machine.name} for T = {steps} has (T + 2) x {machine.size} "
+                "entries, over the 2^63 - 1 positions it can index"
+            )
         self.machine = machine
         self.steps = steps
         self.width = machine.size
