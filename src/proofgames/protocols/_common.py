@@ -250,10 +250,7 @@ class Party:
     @property
     def reported_queries(self) -> int:
         """Oracle queries a party in its own process reports (V cannot count them itself)."""
-        if not getattr(type(self._player), "isolated", False):
-            return 0
-        q = getattr(self._player, "queries", 0)
-        return q if type(q) is int and q >= 0 else 0
+        return reported_queries(self._player)
 
     @property
     def work(self) -> int:
@@ -263,6 +260,14 @@ class Party:
         except BaseException:
             return 0
         return int(w) if type(w) in (int, np.int64) and w >= 0 else 0
+
+
+def reported_queries(player: object) -> int:
+    """What an isolated player's process reports it queried; 0 for in-process players."""
+    if not getattr(type(player), "isolated", False):
+        return 0
+    q = getattr(player, "queries", 0)
+    return q if type(q) is int and q >= 0 else 0
 
 
 def player_spec(player: object, protocol: str, role: str) -> StrategySpec:

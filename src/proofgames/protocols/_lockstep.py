@@ -28,7 +28,7 @@ from .._transcript import IntArray
 from ..stochastic.machine import FloatArray, StochasticMachine
 from ..stochastic.params import StochasticParams
 from ..wire import Malformed, as_int
-from ._common import describe_exception
+from ._common import describe_exception, reported_queries
 
 PER_SAMPLE_LIMIT = 50_000_000  # samples x debates drawn one by one in one call
 
@@ -212,10 +212,7 @@ class LockstepParty:
     @property
     def reported_queries(self) -> int:
         """Samples a party in its own process reports (V cannot count them itself)."""
-        if not getattr(type(self._player), "isolated", False):
-            return 0
-        q = getattr(self._player, "queries", 0)
-        return q if type(q) is int and q >= 0 else 0
+        return reported_queries(self._player)
 
     def start(self, debates: int) -> None:
         """A fresh transcript of A's bits (this party's own copy)."""
