@@ -17,7 +17,7 @@ from proofgames._errors import ProofgamesError  # noqa: E402
 from proofgames.pvg import TrainConfig, load_checkpoint, make_task, train  # noqa: E402
 from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.profiles import PROFILES  # noqa: E402
-from proofgames.pvg.report import write_report  # noqa: E402
+from proofgames.pvg.report import update_readme, write_report  # noqa: E402
 from proofgames.pvg.reproduce import reproduce  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -173,3 +173,18 @@ def test_a_report_that_cannot_be_drawn_leaves_the_old_report(tmp_path, monkeypat
     with pytest.raises(RuntimeError):
         write_report({**results, "seconds": 123.0}, out)
     assert _digest(out) == before
+
+
+def test_files_written_atomically_get_the_usual_permissions(tmp_path):
+    out = tmp_path / "run"
+    assert RUNNER.invoke(app, [*TRAIN, "--out", str(out)]).exit_code == 0
+    plain = tmp_path / "plain"
+    plain.write_text("")  # what open() gives under this umask
+    for name in ("agents.pt", "config.json", "metrics.jsonl", "state.pt"):
+        assert (out / name).stat().st_mode == plain.stat().st_mode, name
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- report:pvg:start -->\nold\n<!-- report:pvg:end -->\n")
+    readme.chmod(0o640)
+    assert update_readme(readme, "new\n")
+    assert readme.read_text() == "<!-- report:pvg:start -->\nnew\n<!-- report:pvg:end -->\n"
+    assert readme.stat().st_mode & 0o777 == 0o640

@@ -252,15 +252,15 @@ def test_attacks_that_did_not_run_give_no_figures(run_dir):
 
 
 def test_library_settings_errors_are_proofgames_errors_naming_the_setting():
-    for config, name in [
-        (TrainConfig(steps=0), "steps"),
-        (TrainConfig(eval_size=-1), "eval_size"),
-        (TrainConfig(stress_every=-2), "stress_every"),
-        (TrainConfig(lr=float("nan")), "lr"),
-        (TrainConfig(max_memory_gb=0), "max_memory_gb"),
+    for name, value in [
+        ("steps", 0),
+        ("eval_size", -1),
+        ("stress_every", -2),
+        ("lr", float("nan")),
+        ("max_memory_gb", 0),
     ]:
         with pytest.raises(ProofgamesError, match=name):
-            config.validate()
+            TrainConfig(**{name: value}).validate()
 
 
 _HEAD = (

@@ -75,6 +75,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.close(handle)
+        os.chmod(name, _mode(path))  # mkstemp's is 0o600: give the mode open() would
     except OSError as exc:
         raise PVGError(f"cannot write {path}: {exc.strerror or exc}") from exc
     partial = Path(name)
@@ -85,6 +86,15 @@ def atomic_path(path: Path) -> Iterator[Path]:
         raise PVGError(f"cannot write {path}: {exc.strerror or exc}") from exc
     finally:
         partial.unlink(missing_ok=True)
+
+
+def _mode(path: Path) -> int:
+    """The permissions ``path`` has, or a new file would get from ``open`` (the umask's)."""
+    if path.exists():
+        return path.stat().st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def write_text(path: Path, text: str) -> None:
