@@ -76,6 +76,14 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
             int, typer.Option(min=0, help="root seed of every random choice (non-negative)")
         ] = 0,
         workers: Annotated[int, typer.Option(min=1, help="worker processes")] = 1,
+        max_steps: Annotated[
+            int | None,
+            typer.Option(
+                min=1,
+                help="refuse a machine of more steps than this, before building it "
+                "(default 100,000)",
+            ),
+        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
     ) -> None:
         """Estimate P[V accepts A's claim] over many debates run in lockstep."""
@@ -106,6 +114,7 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
                     seed=seed,
                     workers=workers,
                     progress=lambda n: bar.advance(task, n),
+                    max_steps=max_steps,
                 )
         except ProofgamesError as exc:
             fail(str(exc))

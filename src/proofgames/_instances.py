@@ -10,16 +10,26 @@ from .machines.examples import get_example
 from .protocols._catalog import Instance
 
 
-def resolve(kind: str, spec: str, steps: int | None) -> Instance:
-    """The :class:`Instance` for ``spec`` as a protocol of instance ``kind`` debates it."""
+def resolve(
+    kind: str,
+    spec: str,
+    steps: int | None,
+    max_steps: int | None = None,
+    max_sat_work: int | None = None,
+) -> Instance:
+    """The :class:`Instance` for ``spec`` as a protocol of instance ``kind`` debates it.
+
+    A limit that was given is recorded in the description, so that an isolated prover
+    rebuilds the instance under the same limit.
+    """
     if kind in ("configuration", "transcript"):
         return _turing(kind, spec, steps)
     if kind == "witness":
-        return _sat(spec)
+        return _sat(spec, max_sat_work)
     if kind == "stochastic":
-        return _stochastic(spec)
+        return _stochastic(spec, max_steps)
     if kind == "stochastic-witness":
-        return _panel(spec)
+        return _panel(spec, max_steps)
     raise ProofgamesError(f"unknown instance kind {kind!r}")  # pragma: no cover
 
 
@@ -70,26 +80,30 @@ def _turing(kind: str, spec: str, steps: int | None) -> Instance:
     return Instance(spec, tm.name, kind, target, t, tm.known_output, description=desc)
 
 
-def _sat(spec: str) -> Instance:
-    from .machines.sat import resolve_sat
+def _sat(spec: str, max_work: int | None) -> Instance:
+    from .machines.sat import MAX_SAT_WORK, resolve_sat
 
-    problem = resolve_sat(spec)
+    problem = resolve_sat(spec, MAX_SAT_WORK if max_work is None else max_work)
     truth = int(problem.solve() is not None)
-    desc = {"kind": "sat", "spec": spec}
+    desc: dict[str, Any] = {"kind": "sat", "spec": spec}
+    if max_work is not None:
+        desc["max_sat_work"] = max_work
     return Instance(spec, problem.name, "witness", problem, problem.steps, truth, description=desc)
 
 
-def _stochastic(spec: str) -> Instance:
+def _stochastic(spec: str, max_steps: int | None) -> Instance:
     from .stochastic.machines import make_stochastic_machine
 
-    m = make_stochastic_machine(spec)
+    m = make_stochastic_machine(spec, max_steps=max_steps)
     p1 = m.p_accept
     truth = None if p1 is None else 1 if p1 >= 2 / 3 else 0 if p1 <= 1 / 3 else None
-    desc = {"kind": "stochastic", "spec": spec}
+    desc: dict[str, Any] = {"kind": "stochastic", "spec": spec}
+    if max_steps is not None:
+        desc["max_steps"] = max_steps
     return Instance(spec, m.name, "stochastic", m, m.length, truth, p_accept=p1, description=desc)
 
 
-def _panel(spec: str) -> Instance:
+def _panel(spec: str, max_steps: int | None) -> Instance:
     from .stochastic.problems import PanelChoice
     from .strategies import parse_strategy
 
@@ -109,10 +123,12 @@ def _panel(spec: str) -> Instance:
     votes = args.get("votes", 3)
     if type(votes) is not int or votes <= 0:
         raise ProofgamesError(f"votes must be a positive integer, got {votes!r}")
-    problem = PanelChoice(probs, votes=votes, name=spec)
+    problem = PanelChoice(probs, votes=votes, name=spec, max_steps=max_steps)
     best = max(problem.machine(w).p_accept or 0.0 for w in problem.candidates())
     truth = 1 if best >= 2 / 3 else 0 if best <= 1 / 3 else None
-    desc = {"kind": "panel-choice", "spec": spec}
+    desc: dict[str, Any] = {"kind": "panel-choice", "spec": spec}
+    if max_steps is not None:
+        desc["max_steps"] = max_steps
     return Instance(
         spec, spec, "stochastic-witness", problem, problem.steps, truth, p_accept=best,
         description=desc,

@@ -143,6 +143,21 @@ def debate(
     timeout: Annotated[
         float | None, typer.Option(help="seconds per prover call (pre-emptive with process)")
     ] = None,
+    max_steps: Annotated[
+        int | None,
+        typer.Option(
+            help="stochastic, stochastic-witness: refuse a machine of more steps than this, "
+            "before building it "
+            "(default 100,000)"
+        ),
+    ] = None,
+    max_sat_work: Annotated[
+        int | None,
+        typer.Option(
+            help="witness: refuse a formula whose search work estimate (literal visits) is "
+            "over this, before any search (default 5e8, about 20 s)"
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """Run one debate and report who won and what the verifier paid."""
@@ -156,7 +171,9 @@ def debate(
         _fail(f"--timeout must be a positive number of seconds, got {timeout}")
     try:
         a, b = _program(prover_a, isolation), _program(prover_b, isolation)
-        inst = resolve_instance(protocol, machine, steps)
+        inst = resolve_instance(
+            protocol, machine, steps, max_steps=max_steps, max_sat_work=max_sat_work
+        )
         with _progress(not as_json, "simulating") as progress:
             out = play(
                 protocol, inst, claim, a, b, seed=seed, isolation=isolation,

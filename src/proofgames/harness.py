@@ -34,25 +34,50 @@ ISOLATIONS = ("in-process", "process")
 Player = Any  # a spec string, a player object, or (process isolation) a command
 
 
-def resolve_instance(protocol: str, spec: str | None = None, steps: int | None = None) -> Instance:
+def resolve_instance(
+    protocol: str,
+    spec: str | None = None,
+    steps: int | None = None,
+    *,
+    max_steps: int | None = None,
+    max_sat_work: int | None = None,
+) -> Instance:
     """Build the instance ``spec`` names for ``protocol`` (its default when ``None``).
+
+    Args:
+        protocol: a registered protocol name.
+        spec: the instance spec (default: the protocol's default instance).
+        steps: T, for bisection and cross-examination only.
+        max_steps: stochastic protocols only: the limit on a machine's steps (default
+            :data:`~proofgames.stochastic.machines.MAX_STEPS`), checked before it is built.
+        max_sat_work: witness only: the limit on the SAT search work (default
+            :data:`~proofgames.machines.sat.MAX_SAT_WORK`), checked before any search.
 
     Raises:
         ProofgamesError: for an unknown protocol or spec, or an option the protocol does
-            not take (``steps`` for stochastic and witness protocols).
+            not take (``steps`` for stochastic and witness protocols, ``max_steps``
+            for the others, ``max_sat_work`` outside ``witness``), or a limit that
+            is not a positive integer.
     """
     info = get_protocol(protocol)
     spec = spec if spec is not None else info.defaults.machine
-    if steps is not None and (type(steps) is not int or steps <= 0):
-        raise ProofgamesError(f"--steps must be a positive number of steps, got {steps!r}")
-    if steps is not None and info.instance in ("witness", "stochastic", "stochastic-witness"):
-        raise ProofgamesError(
-            f"{protocol} takes T from the instance itself; --steps applies only to "
-            "bisection and cross-examination"
-        )
+    for name, value, kinds in (
+        ("steps", steps, ("configuration", "transcript")),
+        ("max-steps", max_steps, ("stochastic", "stochastic-witness")),
+        ("max-sat-work", max_sat_work, ("witness",)),
+    ):
+        if value is None:
+            continue
+        if type(value) is not int or value <= 0:
+            raise ProofgamesError(f"--{name} must be a positive integer, got {value!r}")
+        if info.instance not in kinds:
+            users = [p for p in protocol_names() if get_protocol(p).instance in kinds]
+            raise ProofgamesError(
+                f"{protocol} does not take --{name}; it applies only to {' and '.join(users)}"
+            )
     from . import _instances
 
-    return _instances.resolve(info.instance, spec, steps)
+    return _instances.resolve(info.instance, spec, steps, max_steps, max_sat_work)
 
 
 def build_player(

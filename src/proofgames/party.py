@@ -79,7 +79,13 @@ def rebuild_instance(protocol: str, description: object) -> Instance:
         raise ProtocolError("the hello's instance has no spec to rebuild it from")
     kind = get_protocol(protocol).instance
     steps = description.get("steps") if kind in ("configuration", "transcript") else None
-    inst = resolve_instance(protocol, description["spec"], steps)
+    inst = resolve_instance(
+        protocol,
+        description["spec"],
+        steps,
+        max_steps=description.get("max_steps"),
+        max_sat_work=description.get("max_sat_work"),
+    )
     if inst.description != description:
         raise ProtocolError(f"the instance rebuilt here differs from V's: {inst.description}")
     return inst

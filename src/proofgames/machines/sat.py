@@ -128,7 +128,7 @@ def _too_large(what: str, work: int, max_work: int) -> SatTooLargeError:
     return SatTooLargeError(
         f"{what}: too large to search: WalkSAT's estimated work is {work:.3g} literal visits "
         f"(about {work * 4e-8:.0f} s), over the limit max_work = {max_work:.3g}; raise "
-        "max_work to search it anyway"
+        "max_work (--max-sat-work) to search it anyway"
     )
 
 
@@ -387,7 +387,7 @@ class SatProblem:
                         f"WalkSAT found no satisfying assignment and DPLL could not decide "
                         f"satisfiability within max_work = {self.max_work:.3g} literal visits "
                         "(WalkSAT's and DPLL's together); "
-                        "raise max_work to search longer"
+                        "raise max_work (--max-sat-work) to search longer"
                     )
                 self._solved = (None if found is None else bytes(found),)
         return self._solved[0]

@@ -35,7 +35,7 @@ from .._errors import ProtocolError
 from .._oracle import PARTIES
 from .._registry import make_strategy
 from ..stochastic.machine import StochasticMachine
-from ..stochastic.params import StochasticParams, resolve_params
+from ..stochastic.params import StochasticParams, check_params_spec, resolve_params
 from ..stochastic.problems import PanelChoice
 from ..wire import Malformed, as_bytes
 from ._batch import Batch
@@ -192,6 +192,7 @@ def _params(opts: Options, problem: StochasticWitnessProblem) -> StochasticParam
     if isinstance(opts.params, StochasticParams):
         return opts.params
     spec = "paper" if opts.params is None else str(opts.params)
+    check_params_spec(spec)  # before the K of every witness's machine
     k = witness_hypothesis_lipschitz(problem)
     return replace(resolve_params(spec, k, problem.steps), k_definition=K_DEFINITIONS[STEP])
 

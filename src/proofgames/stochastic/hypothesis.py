@@ -57,7 +57,7 @@ from .._errors import ProtocolError
 from .exact import MAX_STATES, FloatArray, IntArray, _unique_rows
 from .lipschitz import LipschitzBounds, require_lipschitz
 from .machine import StochasticMachine
-from .params import StochasticParams, resolve_params
+from .params import StochasticParams, check_params_spec, resolve_params
 
 STEP, ORACLE = "step", "oracle"
 K_DEFINITIONS = {
@@ -269,8 +269,10 @@ def machine_params(
 ) -> StochasticParams:
     """:func:`~proofgames.stochastic.params.resolve_params` with the machine's hypothesis K.
 
-    The result's ``k_definition`` records which K it is (:data:`K_DEFINITIONS`).
+    The result's ``k_definition`` records which K it is (:data:`K_DEFINITIONS`).  A bad
+    ``spec`` is refused before K is computed (which can take long on a large machine).
     """
+    check_params_spec(spec)
     k = hypothesis_lipschitz(machine, definition)
     return replace(resolve_params(spec, k, machine.length), k_definition=K_DEFINITIONS[definition])
 

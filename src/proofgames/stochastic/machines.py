@@ -140,7 +140,7 @@ def _check_steps(steps: int, how: str, exact: bool = True, noun: str = "steps") 
         raise MachineFormatError(
             f"too large: {how} makes {size} (roughly {steps * 2.5e-6:,.3g} s and {mem} to "
             f"build, up to {steps * 1e-4:,.3g} s more for its every-step K), over the limit "
-            f"max_steps = {limit:,}; raise max_steps to build it anyway"
+            f"max_steps = {limit:,}; raise max_steps (--max-steps) to build it anyway"
         )
 
 

@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 import csv
-import json
+import io
 import math
 import time
 from collections import Counter
@@ -30,10 +30,12 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .._errors import ProtocolError
+from .._errors import ProofgamesError, ProtocolError
+from .._jsonout import dumps
+from .._readme import write_atomic
 from .hypothesis import ORACLE, STEP, guarantee, machine_params
 from .machine import StochasticMachine
-from .params import StochasticParams
+from .params import StochasticParams, check_params_spec
 
 Z95 = 1.959963984540054
 
@@ -133,11 +135,11 @@ def _chunk(
     from ..protocols.stochastic import play_stochastic_batch
     from ..strategies import make_strategy
 
-    machine, params, claim, a, b, n, seed = args
+    machine, params, claim, a, b, n, seed, max_steps = args
     if isinstance(machine, str):
         from .machines import make_stochastic_machine
 
-        machine = make_stochastic_machine(machine)
+        machine = make_stochastic_machine(machine, max_steps=max_steps)
     res = play_stochastic_batch(
         machine,
         params,
@@ -174,6 +176,7 @@ def estimate_acceptance(
     interval: str = "clopper-pearson",
     progress: Callable[[int], None] | None = None,
     k_definition: str = STEP,
+    max_steps: int | None = None,
 ) -> Estimate:
     """Estimate P[V accepts A's claim] over ``debates`` independent debates.
 
@@ -194,6 +197,9 @@ def estimate_acceptance(
         k_definition: ``"step"`` (default: the every-step K, which meets the theorem's
             hypothesis) or ``"oracle"`` (the paper's Definition 6.1, for comparison; its
             bounds are reported in ``formula_bound`` but not as ``proven``).
+        max_steps: limit on the steps of a machine given as a spec (default
+            :data:`~proofgames.stochastic.machines.MAX_STEPS`; the machine is refused, with
+            its size, before it is built).
     """
     if type(debates) is not int or debates <= 0:
         raise ProtocolError(f"debates must be a positive integer, got {debates!r}")
@@ -202,7 +208,7 @@ def estimate_acceptance(
     if interval not in ("clopper-pearson", "wilson"):
         raise ProtocolError(f"interval must be 'clopper-pearson' or 'wilson', got {interval!r}")
     start = time.perf_counter()
-    built, params = _resolve(machine, params, k_definition)
+    built, params = _resolve(machine, params, k_definition, max_steps)
     if workers > 1 and not isinstance(machine, str):
         raise ProtocolError("workers > 1 need the machine as a registered spec string")
     from ..strategies import check_instance, make_strategy
@@ -215,7 +221,7 @@ def estimate_acceptance(
     seeds = np.random.SeedSequence(seed).spawn(len(counts))
     target = machine if workers > 1 else built
     jobs = [
-        (target, params, claim, prover_a, prover_b, n, int(s.generate_state(1)[0]))
+        (target, params, claim, prover_a, prover_b, n, int(s.generate_state(1)[0]), max_steps)
         for n, s in zip(counts, seeds, strict=True)
     ]
     tally = _Tally(progress)
@@ -257,14 +263,19 @@ def estimate_acceptance(
 
 
 def _resolve(
-    machine: StochasticMachine | str, params: StochasticParams | str, k_definition: str
+    machine: StochasticMachine | str,
+    params: StochasticParams | str,
+    k_definition: str,
+    max_steps: int | None,
 ) -> tuple[StochasticMachine, StochasticParams]:
     """The machine built from its spec, and named parameters derived for it."""
+    if isinstance(params, str):
+        check_params_spec(params)  # a bad file is refused before the machine is built
     built = machine
     if isinstance(machine, str):
         from .machines import make_stochastic_machine
 
-        built = make_stochastic_machine(machine)
+        built = make_stochastic_machine(machine, max_steps=max_steps)
     assert isinstance(built, StochasticMachine)
     if isinstance(params, str):
         if k_definition == ORACLE and built.lipschitz is None:
@@ -338,11 +349,18 @@ def write_results(estimates: Sequence[Estimate], stem: Path) -> tuple[Path, Path
         flat.update({f"params_{k}": v for k, v in d["params"].items() if k != "lean"})
         flat.update({f"queries_{p}_{s}": v for p, q in d["queries"].items() for s, v in q.items()})
         rows.append(flat)
-    stem.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        stem.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ProtocolError(f"cannot create {stem.parent}: {exc.strerror or exc}") from None
     csv_path, json_path = stem.with_suffix(".csv"), stem.with_suffix(".json")
-    with csv_path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else [])
-        writer.writeheader()
-        writer.writerows(rows)
-    json_path.write_text(json.dumps([e.to_dict() for e in estimates], indent=1))
+    table = io.StringIO(newline="")
+    writer = csv.DictWriter(table, fieldnames=list(rows[0]) if rows else [])
+    writer.writeheader()
+    writer.writerows(rows)
+    try:
+        write_atomic(csv_path, table.getvalue())
+        write_atomic(json_path, dumps([e.to_dict() for e in estimates], indent=1))
+    except ProofgamesError as exc:
+        raise ProtocolError(str(exc)) from None
     return csv_path, json_path

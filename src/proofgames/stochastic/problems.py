@@ -19,12 +19,14 @@ class PanelChoice:
     """Is there an item a noisy panel approves?  Witness: the item's index (bits).
 
     M(x, w) asks the panel ``votes`` times about item w and takes the majority; item i is
-    approved by each vote with probability ``probabilities[i]``.
+    approved by each vote with probability ``probabilities[i]``.  ``max_steps`` limits the
+    steps of M(x, w) (default :data:`~proofgames.stochastic.machines.MAX_STEPS`).
     """
 
     probabilities: tuple[float, ...]
     votes: int = 3
     name: str = "panel-choice"
+    max_steps: int | None = None
     witness_length: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -36,7 +38,8 @@ class PanelChoice:
         object.__setattr__(self, "witness_length", width)
 
     def _machine(self, i: int) -> StochasticMachine:
-        return make_stochastic_machine(f"majority:n={self.votes},p={self.probabilities[i]}")
+        spec = f"majority:n={self.votes},p={self.probabilities[i]}"
+        return make_stochastic_machine(spec, max_steps=self.max_steps)
 
     @property
     def steps(self) -> int:
