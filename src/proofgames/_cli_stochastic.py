@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Annotated, Any
 
 import typer
@@ -40,10 +41,16 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
 
         if debates <= 0:
             fail(f"--debates must be positive, got {debates}")
+        err = Console(stderr=True)
         try:
-            path = write_report(
-                Path(out), debates=debates, seed=seed, readme=Path(readme) if readme else None
-            )
+            with (
+                err.status(f"measuring the stochastic report ({debates:,} debates a cell)")
+                if err.is_terminal
+                else nullcontext()
+            ):
+                path = write_report(
+                    Path(out), debates=debates, seed=seed, readme=Path(readme) if readme else None
+                )
         except ProofgamesError as exc:
             fail(str(exc))
             return
@@ -93,15 +100,16 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
             fail(f"--claim must be 0 or 1, got {claim}")
         if debates <= 0:
             fail(f"--debates must be positive, got {debates}")
+        err = Console(stderr=True)
         try:
             with Progress(
                 TextColumn("[bold]debates"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
-                console=Console(stderr=True),
+                console=err,
                 transient=True,
-                disable=as_json,
+                disable=not err.is_terminal,  # stderr: shown with --json too, never piped
             ) as bar:
                 task = bar.add_task("debates", total=debates)
                 est = estimate_acceptance(

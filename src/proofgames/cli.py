@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from typer.exceptions import TyperException
 
 from ._cli_stochastic import register as register_stochastic
 from ._errors import ProofgamesError
@@ -41,9 +42,13 @@ def _fail(message: str) -> None:
 
 
 @contextmanager
-def _progress(enabled: bool, label: str) -> Iterator[Callable[[int], None] | None]:
-    """A progress bar fed with simulated steps (disabled for JSON or non-terminals)."""
-    if not enabled or not err_console.is_terminal:
+def _progress(label: str) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar on stderr fed with simulated steps, when stderr is a terminal.
+
+    ``--json`` output goes to stdout, so the bar shows with it too (and never in a pipe
+    or a log file).
+    """
+    if not err_console.is_terminal:
         yield None
         return
     with Progress(
@@ -174,7 +179,7 @@ def debate(
         inst = resolve_instance(
             protocol, machine, steps, max_steps=max_steps, max_sat_work=max_sat_work
         )
-        with _progress(not as_json, "simulating") as progress:
+        with _progress("simulating") as progress:
             out = play(
                 protocol, inst, claim, a, b, seed=seed, isolation=isolation,
                 timeout=timeout, params=params, progress=progress,
@@ -328,7 +333,7 @@ def demo(
     ):
         summary.add_column(col)
     for protocol, claim, a, b in scenarios:
-        with _progress(not as_json, f"{protocol}, claim {claim}") as progress:
+        with _progress(f"{protocol}, claim {claim}") as progress:
             out = play(protocol, "bb5", claim, a, b, seed=0, progress=progress)
         c = out.costs
         if as_json:
@@ -369,12 +374,28 @@ def pvg(ctx: typer.Context) -> None:
     except ImportError as exc:
         _fail(f"proofgames pvg needs PyTorch: pip install 'proofgames[pvg]' ({exc})")
         return
-    pvg_app(args=list(ctx.args), prog_name="proofgames pvg")
+    code = pvg_app(args=list(ctx.args), prog_name="proofgames pvg", standalone_mode=False)
+    if isinstance(code, int) and code:
+        raise typer.Exit(code)
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Console-script entry point."""
-    return app(args=argv if argv is not None else sys.argv[1:])
+    """Console-script entry point: usage errors, too, are one ``error:`` line on stderr."""
+    try:
+        args = argv if argv is not None else sys.argv[1:]
+        code = app(args=args, prog_name="proofgames", standalone_mode=False)
+    except TyperException as exc:  # a bad option or value, as the parser found it
+        ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+            print(ctx.get_help())  # a bare command group: its help, as Typer would
+            sys.exit(2)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        err_console.print(f"[bold red]error:[/] {exc.format_message()}{hint}", markup=True)
+        sys.exit(getattr(exc, "exit_code", 2))
+    except typer.Abort:
+        err_console.print("[bold red]error:[/] aborted")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
