@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -71,8 +71,12 @@ def option(name: str, values: st.SearchStrategy[str]) -> st.SearchStrategy[list[
     return st.one_of(st.just([]), values.map(lambda v: [name, v]))
 
 
-def check(args: list[str], where: Path) -> None:
-    """The run succeeds, or refuses with exit 2 and a message, and writes only under ``where``."""
+def check(args: list[str], where: Path) -> int:
+    """The run succeeds, or refuses with exit 2 and a message, and writes only under ``where``.
+
+    Returns the exit code (recorded as a Hypothesis event: ``--hypothesis-show-statistics``
+    shows how many cases ran through and how many were refused).
+    """
     before = set(os.listdir(where.parent))
     res = runner.invoke(app, args)
     assert res.exit_code in (0, 2), (args, res.exit_code, res.output, res.exception)
@@ -82,6 +86,8 @@ def check(args: list[str], where: Path) -> None:
     if res.exit_code == 2:
         assert res.output.strip(), args  # a message, not silence
     assert set(os.listdir(where.parent)) == before, args  # nothing written beside it
+    event(f"exit {res.exit_code}")
+    return res.exit_code
 
 
 @pytest.fixture
