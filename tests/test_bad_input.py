@@ -48,7 +48,7 @@ def refused(*args: str) -> str:
         (["debate", "stochastic-witness", "-m", "panel-choice:p=0.2;0.9,colour=red"], "colour"),
         (["debate", "stochastic-witness", "-m", "panel-choice:p=0.2;x"], "0.2;x"),
         (["debate", "stochastic-witness", "--claim", "0"], "claim"),
-        (["debate", "stochastic", "--steps", "5"], "--steps applies only to"),
+        (["debate", "stochastic", "--steps", "5"], "does not take --steps"),
         (["debate", "bisection", "--params", "lean"], "--params applies to the stochastic"),
         (["strategies", "nosuch"], "unknown protocol 'nosuch'"),
         (["debate", "bisection", "--seed", "-1"], "--seed"),
