@@ -71,11 +71,11 @@ def option(name: str, values: st.SearchStrategy[str]) -> st.SearchStrategy[list[
     return st.one_of(st.just([]), values.map(lambda v: [name, v]))
 
 
-def check(args: list[str], where: Path) -> int:
+def check(args: list[str], where: Path) -> None:
     """The run succeeds, or refuses with exit 2 and a message, and writes only under ``where``.
 
-    Returns the exit code (recorded as a Hypothesis event: ``--hypothesis-show-statistics``
-    shows how many cases ran through and how many were refused).
+    The exit code is recorded as a Hypothesis event: ``--hypothesis-show-statistics`` shows
+    how many cases ran through and how many were refused.
     """
     before = set(os.listdir(where.parent))
     res = runner.invoke(app, args)
@@ -87,15 +87,6 @@ def check(args: list[str], where: Path) -> int:
         assert res.output.strip(), args  # a message, not silence
     assert set(os.listdir(where.parent)) == before, args  # nothing written beside it
     event(f"exit {res.exit_code}")
-    return res.exit_code
-
-
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    return work
 
 
 @FAST

@@ -81,14 +81,6 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    return work
-
-
 CORRUPTIONS = ["intact", "intact", "intact", "empty", "truncated", "garbage", "missing",
                "renamed", "folder", "state-only", "config-junk"]  # fmt: skip
 
@@ -116,6 +108,15 @@ def corrupt(run: Path, into: Path, how: str) -> Path:
     elif how == "config-junk":
         (target / "config.json").write_bytes(b"\xff{not json")
     return target
+
+
+def check_on_damaged_run(
+    command: str, run: Path, workdir: Path, how: str, opts: dict[str, list[str]]
+) -> None:
+    """``pvg COMMAND`` on a copy of ``run`` damaged as ``how`` says (see :func:`check`)."""
+    path = corrupt(run, workdir, how)
+    check(tame(["pvg", command, str(path), "--threads", "1", *flat(opts)]), workdir)
+    shutil.rmtree(workdir / "ckpt")
 
 
 @FAST
@@ -157,9 +158,7 @@ def test_pvg_train_never_crashes(workdir: Path, task: str, **opts: list[str]) ->
 def test_pvg_stress_never_crashes(
     trained: Path, workdir: Path, how: str, **opts: list[str]
 ) -> None:
-    path = corrupt(trained, workdir, how)
-    check(tame(["pvg", "stress", str(path), "--threads", "1", *flat(opts)]), workdir)
-    shutil.rmtree(workdir / "ckpt")
+    check_on_damaged_run("stress", trained, workdir, how, opts)
 
 
 @FAST
@@ -173,9 +172,7 @@ def test_pvg_stress_never_crashes(
 def test_pvg_diagnose_never_crashes(
     trained: Path, workdir: Path, how: str, **opts: list[str]
 ) -> None:
-    path = corrupt(trained, workdir, how)
-    check(tame(["pvg", "diagnose", str(path), "--threads", "1", *flat(opts)]), workdir)
-    shutil.rmtree(workdir / "ckpt")
+    check_on_damaged_run("diagnose", trained, workdir, how, opts)
 
 
 @FAST

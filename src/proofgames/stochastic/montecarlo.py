@@ -35,7 +35,7 @@ from .._jsonout import dumps
 from .._readme import write_atomic
 from .hypothesis import ORACLE, STEP, guarantee, machine_params
 from .machine import StochasticMachine
-from .params import StochasticParams, check_params_spec
+from .params import StochasticParams
 
 Z95 = 1.959963984540054
 
@@ -268,9 +268,11 @@ def _resolve(
     k_definition: str,
     max_steps: int | None,
 ) -> tuple[StochasticMachine, StochasticParams]:
-    """The machine built from its spec, and named parameters derived for it."""
-    if isinstance(params, str):
-        check_params_spec(params)  # a bad file is refused before the machine is built
+    """The machine built from its spec, and named parameters derived for it.
+
+    A bad parameter file is refused before the machine's K is computed (by
+    :func:`~proofgames.stochastic.hypothesis.machine_params`).
+    """
     built = machine
     if isinstance(machine, str):
         from .machines import make_stochastic_machine
