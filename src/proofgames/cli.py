@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ._cli_params import register as register_params
 from ._cli_stochastic import register as register_stochastic
 from ._errors import ProofgamesError
 from ._instances import turing_machine
@@ -133,7 +134,8 @@ def debate(
     params: Annotated[
         str | None,
         typer.Option(
-            help="stochastic protocols: paper (default) | lean | FILE.json; add ':strict' "
+            help="stochastic protocols: paper (default) | lean | optimized | optimized-exact | "
+            "FILE.json; add ':strict' "
             "(e.g. paper:strict) to check steps whose probability is known exactly"
         ),
     ] = None,
@@ -338,6 +340,7 @@ def demo(
 
 
 register_stochastic(app, console, _fail)
+register_params(app, console, _fail)
 
 
 @app.command(
