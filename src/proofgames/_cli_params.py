@@ -1,9 +1,9 @@
-"""Command-line pieces of stochastic-debate parameters: ``proofgames params optimize``."""
+"""Command-line pieces of stochastic-debate parameters: ``proofgames params optimize|report``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -18,8 +18,20 @@ TIER_LABELS = {
 }
 
 
+def _table(record: dict[str, Any], tail: str) -> Table:
+    """The optimizer's result, its tier's label first."""
+    table = Table(
+        title=f"optimized parameters at K = {record['k']:g}, T = {record['t']}", show_header=False
+    )
+    table.add_row("tier", TIER_LABELS[tail])
+    for key, value in record.items():
+        if key != "tail":
+            table.add_row(key, f"{value:,}" if isinstance(value, int) else str(value))
+    return table
+
+
 def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:
-    """Add the ``params`` command group (``optimize``) to the CLI."""
+    """Add the ``params`` command group (``optimize``, ``report``) to the CLI."""
     params_app = typer.Typer(
         no_args_is_help=True,
         help="Stochastic-debate parameter sets: optimize V's queries, report the trade-offs.",
@@ -80,11 +92,34 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         if as_json:
             print(dumps(record))
             return
-        table = Table(title=f"optimized parameters at K = {k:g}, T = {steps}", show_header=False)
-        table.add_row("tier", TIER_LABELS[tail])
-        for key, value in record.items():
-            if key != "tail":
-                table.add_row(key, f"{value:,}" if isinstance(value, int) else str(value))
-        console.print(table)
+        console.print(_table(record, tail))
         if out is not None:
             console.print(f"wrote {out} (use it as --params {out})")
+
+    @params_app.command("report")
+    def params_report(
+        out: Annotated[str, typer.Option(help="directory for report.md and figures")] = (
+            "reports/params"
+        ),
+        debates: Annotated[int, typer.Option(help="Monte Carlo debates per measured row")] = 20_000,
+        seed: Annotated[
+            int, typer.Option(min=0, help="root seed of every random choice (non-negative)")
+        ] = 0,
+        readme: Annotated[
+            str | None,
+            typer.Option(help="also put the summary line in this README's report:params block"),
+        ] = None,
+    ) -> None:
+        """Regenerate the parameter report: V's queries for four sets, measured guarantees."""
+        from pathlib import Path
+
+        from .stochastic.params_report import write_params_report
+
+        try:
+            path = write_params_report(
+                Path(out), debates=debates, seed=seed, readme=Path(readme) if readme else None
+            )
+        except ProofgamesError as exc:
+            fail(str(exc))
+            return
+        console.print(f"wrote {path}")
