@@ -1,6 +1,6 @@
 """Parameter sets of the stochastic debate protocol (Figure 1 and its Lean formalization).
 
-Three families, all as :class:`StochasticParams` for a machine with Lipschitz constant K
+Four families, all as :class:`StochasticParams` for a machine with Lipschitz constant K
 and T steps:
 
 ``paper`` (Figure 1, Theorem 6.2)
@@ -17,7 +17,11 @@ and T steps:
 custom (:func:`lean_params` with your own c, s, b, q, v, w, d)
     Validated against the formalization's ``Params`` conditions: 0 < c < s < b, 0 < q <= 1,
     0 < v <= 1, q <= v, K b <= w, d <= (1 - v)(w - K c - q T) (completeness) and
-    d <= (1 - v)(1 - q T)(w - K b) (soundness).
+    d <= (1 - v)(1 - q T)(w - K b) (soundness), in exact rational arithmetic on the values the
+    floats hold; the Hoeffding counts are certified (:mod:`.tails`).  A file may add
+    ``"tail": "exact"`` for exact binomial-tail counts (not machine-checked).
+``optimized``, ``optimized-exact`` (:mod:`.optimize`, registered in :data:`PRESETS`)
+    The custom set with the fewest V queries at the machine's K and T.
 
 Example:
     >>> p = lean_params(k=1.0, steps=10)
