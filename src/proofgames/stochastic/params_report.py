@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import time
 from fractions import Fraction
 from functools import partial
@@ -274,7 +275,8 @@ def params_markdown(
         "the fewest V queries under a cap on the provers' samples. Two tiers: "
         "**optimized** (Hoeffding counts: the machine-checked theorem covers it) and "
         f"**optimized-exact** ({EXACT_LABEL}: the smallest n from which every n meets "
-        "P[|p^ - p| >= eps] <= delta for every p, computed at the breakpoints of the tail).",
+        "P[|p^ - p| >= eps] <= delta for every p, evaluated at the breakpoints of the tail in "
+        "double precision with a relative margin of 1e-9; `stochastic.tails`).",
         "",
         *_headline_markdown(h),
         "## 2. Costs over K and T", "",
@@ -366,5 +368,6 @@ def summary_line(h: dict[str, Any]) -> str:
         f"instead of the Lean defaults' {lean_v:,}, {lean_v / o:.0f}x fewer, with the same "
         "machine-checked guarantee (true claims accepted w.p. >= 3/5, false ones <= 2/5); "
         f"{x:,} ({lean_v / x:.0f}x fewer) with an {EXACT_LABEL}. The provers pay with about "
-        f"{ps['optimized'].a_samples:.0e} samples per round each, simulated at no extra cost."
+        f"10^{round(math.log10(ps['optimized'].a_samples))} samples per round each, simulated "
+        "at no extra cost."
     )
