@@ -10,9 +10,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 BLOCKS = [
     ("README.md", "report:stochastic"),  # proofgames report --readme README.md
+    ("README.md", "report:params"),  # proofgames params report --readme README.md
     ("docs/pvg.md", "report:pvg"),  # proofgames pvg reproduce --readme docs/pvg.md
     ("docs/performance.md", "bench:deterministic"),  # benchmarks/bench_deterministic.py
     ("docs/performance.md", "bench:stochastic"),  # benchmarks/bench_stochastic.py
+    ("docs/performance.md", "bench:params"),  # benchmarks/bench_params.py
     ("docs/performance.md", "bench:isolation"),  # benchmarks/bench_isolation.py --publish
     ("docs/performance.md", "bench:pvg"),  # benchmarks/bench_pvg_bec.py
     ("docs/performance.md", "bench:pvg-locate"),  # benchmarks/bench_pvg_locate.py

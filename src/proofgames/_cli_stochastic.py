@@ -67,7 +67,8 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         params: Annotated[
             str,
             typer.Option(
-                help="paper | lean | FILE.json; add ':strict' (e.g. lean:strict) to check "
+                help="paper | lean | optimized | optimized-exact | FILE.json; add ':strict' "
+                "(e.g. lean:strict) to check "
                 "steps whose probability is known exactly"
             ),
         ] = "lean",

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from typer.exceptions import TyperException
 
+from ._cli_params import register as register_params
 from ._cli_stochastic import register as register_stochastic
 from ._errors import ProofgamesError
 from ._instances import turing_machine
@@ -138,7 +139,8 @@ def debate(
     params: Annotated[
         str | None,
         typer.Option(
-            help="stochastic protocols: paper (default) | lean | FILE.json; add ':strict' "
+            help="stochastic protocols: paper (default) | lean | optimized | optimized-exact | "
+            "FILE.json; add ':strict' "
             "(e.g. paper:strict) to check steps whose probability is known exactly"
         ),
     ] = None,
@@ -360,6 +362,7 @@ def demo(
 
 
 register_stochastic(app, console, _fail)
+register_params(app, console, _fail)
 
 
 @app.command(

@@ -14,11 +14,13 @@ from .machines import (
     register_stochastic_machine,
     stochastic_machine_names,
 )
+from .optimize import OptimizedParams, optimize_params
 from .params import StochasticParams, hoeffding_samples, lean_params, paper_params, resolve_params
 
 __all__ = [
     "K_DEFINITIONS",
     "LipschitzBounds",
+    "OptimizedParams",
     "StochasticBuilder",
     "StochasticMachine",
     "StochasticParams",
@@ -31,6 +33,7 @@ __all__ = [
     "lipschitz_bounds",
     "machine_params",
     "make_stochastic_machine",
+    "optimize_params",
     "paper_params",
     "register_stochastic_machine",
     "require_lipschitz",

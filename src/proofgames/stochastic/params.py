@@ -1,6 +1,6 @@
 """Parameter sets of the stochastic debate protocol (Figure 1 and its Lean formalization).
 
-Three families, all as :class:`StochasticParams` for a machine with Lipschitz constant K
+Four families, all as :class:`StochasticParams` for a machine with Lipschitz constant K
 and T steps:
 
 ``paper`` (Figure 1, Theorem 6.2)
@@ -17,7 +17,11 @@ and T steps:
 custom (:func:`lean_params` with your own c, s, b, q, v, w, d)
     Validated against the formalization's ``Params`` conditions: 0 < c < s < b, 0 < q <= 1,
     0 < v <= 1, q <= v, K b <= w, d <= (1 - v)(w - K c - q T) (completeness) and
-    d <= (1 - v)(1 - q T)(w - K b) (soundness).
+    d <= (1 - v)(1 - q T)(w - K b) (soundness), in exact rational arithmetic on the values the
+    floats hold; the Hoeffding counts are certified (:mod:`.tails`).  A file may add
+    ``"tail": "exact"`` for exact binomial-tail counts (not machine-checked).
+``optimized``, ``optimized-exact`` (:mod:`.optimize`, registered in :data:`PRESETS`)
+    The custom set with the fewest V queries at the machine's K and T.
 
 Example:
     >>> p = lean_params(k=1.0, steps=10)
@@ -31,7 +35,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +94,9 @@ class StochasticParams:
             :data:`~proofgames.stochastic.hypothesis.K_DEFINITIONS` when the parameters
             were derived for a machine (:func:`~proofgames.stochastic.hypothesis.machine_params`),
             else ``"given"`` (a K supplied by the caller, not checked here).
+        tails: how each party's sample count was derived, when not every count is the
+            Lean theorem's Hoeffding count (``{"A": "hoeffding", "V": "exact binomial
+            tail, not machine-checked", ...}``); ``None`` means Hoeffding for all.
     """
 
     name: str
@@ -104,6 +113,7 @@ class StochasticParams:
     lean: dict[str, float] | None = None
     strict_deterministic: bool = False
     k_definition: str = "given"
+    tails: dict[str, str] | None = None
 
     def exact_step_tolerance(self) -> float | None:
         """Tolerance for announcements at steps whose probability is known exactly.
@@ -115,8 +125,11 @@ class StochasticParams:
         return 1e-12 if self.strict_deterministic else None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form."""
-        return asdict(self)
+        """JSON-friendly form (``tails`` only when some count is not Hoeffding's)."""
+        out = asdict(self)
+        if self.tails is None:
+            del out["tails"]
+        return out
 
     def proven_completeness(self, p_accept: float) -> float:
         """Lower bound on P[V accepts] for honest A when the claim is P[M=1] >= 2/3.
@@ -224,6 +237,11 @@ def _check_values(c: float, s: float, b: float, q: float, v: float, w: float, d:
             raise ProtocolError(f"invalid stochastic-debate parameters: {message}")
 
 
+TAILS = ("hoeffding", "exact")
+"""How sample counts are derived: the Lean theorem's Hoeffding counts, or exact binomial
+tails (:mod:`.tails`; not machine-checked)."""
+
+
 def lean_params(
     k: float,
     steps: int,
@@ -236,18 +254,25 @@ def lean_params(
     w: float = 2 / 3,
     d: float = 3 / 5,
     name: str | None = None,
+    tail: str = "hoeffding",
 ) -> StochasticParams:
     """The formalization's parameters (its defaults, or your own, validated).
 
     Every value must be a finite real number.  Besides the formalization's ``Params``
     conditions (module docstring), ``w <= 1`` (the hypothesis ``P[M=1] >= w`` must be
     satisfiable, else the theorem says nothing) and ``d > 0`` (else the guarantee is vacuous
-    and the soundness target ``1 - d`` is at least 1).
+    and the soundness target ``1 - d`` is at least 1).  The conditions are checked in exact
+    rational arithmetic on the values the floats hold, and the Hoeffding counts are
+    certified (:func:`~.tails.certified_hoeffding`).  ``tail="exact"`` replaces each count
+    by the exact binomial tail's (:func:`~.tails.exact_tail_samples`; not machine-checked)
+    where the scan is within its limit, and records which in ``tails``.
 
     Raises:
         ProtocolError: naming the first value or ``Params`` condition that fails.
     """
     _check_k_t(k, steps)
+    if tail not in TAILS:
+        raise ProtocolError(f"tail must be one of {list(TAILS)}, got {tail!r}")
     is_default = (c, s, b, q) == (None, None, None, None) and (v, w, d) == (1 / 100, 2 / 3, 3 / 5)
     c = 1 / (100 * k) if c is None else _real("c", c)
     s = 2 / (100 * k) if s is None else _real("s", s)
@@ -255,25 +280,8 @@ def lean_params(
     q = 1 / (100 * steps) if q is None else _real("q", q)
     v, w, d = _real("v", v), _real("w", w), _real("d", d)
     _check_values(c, s, b, q, v, w, d)
-    checks = [
-        (k * b <= w, f"need K b <= w, got K b = {k * b} > w = {w}"),
-        (d <= (1 - v) * (w - k * c - q * steps),
-         f"completeness condition fails: d = {d} > (1-v)(w - K c - q T) = "
-         f"{(1 - v) * (w - k * c - q * steps):.6g}"),
-        (d <= (1 - v) * (1 - q * steps) * (w - k * b),
-         f"soundness condition fails: d = {d} > (1-v)(1 - q T)(w - K b) = "
-         f"{(1 - v) * (1 - q * steps) * (w - k * b):.6g}"),
-    ]  # fmt: skip
-    for ok, message in checks:
-        if not ok:
-            raise ProtocolError(f"invalid stochastic-debate parameters: {message}")
-    samples = []
-    for party, error, failure, how in (("A", c, q, "c"), ("B", (b - s) / 2, q, "(b - s)/2"),
-                                       ("V", (s - c) / 2, v, "(s - c)/2")):  # fmt: skip
-        try:
-            samples.append(hoeffding_samples(error, failure))
-        except ProtocolError as exc:
-            raise ProtocolError(f"{exc} (party {party}'s error {how})") from None
+    _check_conditions(k, steps, c, s, b, q, v, w, d)
+    samples, tails = _sample_counts(c, s, b, q, v, tail)
     return StochasticParams(
         name or ("lean" if is_default else "custom"),
         float(k),
@@ -287,11 +295,69 @@ def lean_params(
         completeness_target=d,
         soundness_target=1 - d,
         lean={"c": c, "s": s, "b": b, "q": q, "v": v, "w": w, "d": d},
+        tails=tails,
     )
 
 
+def _check_conditions(
+    k: float, steps: int, c: float, s: float, b: float, q: float, v: float, w: float, d: float
+) -> None:
+    """The ``Params`` conditions with K and T, in exact arithmetic on the floats' values."""
+    kf, cf, bf, qf, vf, wf, df = (Fraction(x) for x in (k, c, b, q, v, w, d))
+    complete = (1 - vf) * (wf - kf * cf - qf * steps)
+    sound = (1 - vf) * (1 - qf * steps) * (wf - kf * bf)
+    checks = [
+        (kf * bf <= wf, f"need K b <= w, got K b = {k * b} > w = {w}"),
+        (df <= complete, f"completeness condition fails: d = {d} > (1-v)(w - K c - q T) = "
+                         f"{float(complete):.6g}"),
+        (df <= sound, f"soundness condition fails: d = {d} > (1-v)(1 - q T)(w - K b) = "
+                      f"{float(sound):.6g}"),
+    ]  # fmt: skip
+    for ok, message in checks:
+        if not ok:
+            raise ProtocolError(f"invalid stochastic-debate parameters: {message}")
+
+
+def _sample_counts(
+    c: float, s: float, b: float, q: float, v: float, tail: str
+) -> tuple[list[int], dict[str, str] | None]:
+    """A's, B's and V's counts (certified Hoeffding, or exact tails), and how each was made."""
+    from .tails import EXACT_LABEL, certified_hoeffding, exact_tail_samples
+
+    samples: list[int] = []
+    tails: dict[str, str] = {}
+    for party, error, failure, how in (
+        ("A", Fraction(c), Fraction(q), "c"),
+        ("B", (Fraction(b) - Fraction(s)) / 2, Fraction(q), "(b - s)/2"),
+        ("V", (Fraction(s) - Fraction(c)) / 2, Fraction(v), "(s - c)/2"),
+    ):
+        try:
+            hoeffding_samples(float(error), float(failure))  # refuses counts beyond 2^53
+        except ProtocolError as exc:
+            raise ProtocolError(f"{exc} (party {party}'s error {how})") from None
+        count, tails[party] = certified_hoeffding(error, failure), "hoeffding"
+        if tail == "exact":
+            try:
+                count, tails[party] = exact_tail_samples(error, failure).n0, EXACT_LABEL
+            except ProtocolError:  # above the scan limit: Hoeffding's count is valid too
+                tails[party] = "hoeffding (count above the exact-tail scan limit)"
+        samples.append(count)
+    return samples, (tails if tail == "exact" else None)
+
+
+PRESETS: dict[str, Callable[[float, int], StochasticParams]] = {
+    "paper": paper_params,
+    "lean": lean_params,
+}
+"""Named ``--params`` values and how each is derived for a machine's (K, T); the
+optimized sets (:mod:`.optimize`) register themselves here."""
+
+
 def resolve_params(spec: str, k: float, steps: int) -> StochasticParams:
-    """``"paper"``, ``"lean"``, or a JSON file of Lean-style values (c, s, b, q, v, w, d).
+    """A preset (:data:`PRESETS`: ``"paper"``, ``"lean"``, ``"optimized"``, ...) or a JSON file.
+
+    The file holds Lean-style values (c, s, b, q, v, w, d) and optionally ``"tail"``
+    (:func:`load_params_file`).
 
     A ``":strict"`` suffix (``"paper:strict"``) demands exact announcements at
     deterministic steps (see :meth:`StochasticParams.exact_step_tolerance`).
@@ -299,13 +365,11 @@ def resolve_params(spec: str, k: float, steps: int) -> StochasticParams:
     if spec.endswith(":strict"):
         base = resolve_params(spec[: -len(":strict")], k, steps)
         return replace(base, name=f"{base.name}:strict", strict_deterministic=True)
-    if spec == "paper":
-        return paper_params(k, steps)
-    if spec == "lean":
-        return lean_params(k, steps)
-    values = read_params_file(Path(spec))
+    if spec in PRESETS:
+        return PRESETS[spec](k, steps)
+    values, tail = load_params_file(Path(spec))
     try:
-        return lean_params(k, steps, name="custom", **values)
+        return lean_params(k, steps, name="custom", tail=tail, **values)
     except ProtocolError as exc:
         raise ProtocolError(f"{spec}: {exc}") from None
 
@@ -314,7 +378,7 @@ def check_params_spec(spec: str) -> None:
     """Check a ``--params`` value as far as possible without the machine's K and T.
 
     Cheap: call it before computing K (which can take long) so that a bad file is refused
-    first.  ``"paper"`` and ``"lean"`` (optionally ``":strict"``) pass; a file is read and
+    first.  A preset name (optionally with ``":strict"``) passes; a file is read and
     checked (:func:`read_params_file`) with every ``Params`` condition that involves
     neither K nor T; :func:`resolve_params` checks the rest.
 
@@ -322,7 +386,7 @@ def check_params_spec(spec: str) -> None:
         ProtocolError: naming the file and what is wrong.
     """
     base = spec[: -len(":strict")] if spec.endswith(":strict") else spec
-    if base in ("paper", "lean"):
+    if base in PRESETS:
         return
     values = read_params_file(Path(base))
     try:
@@ -338,15 +402,28 @@ def _no_constant(token: str) -> float:
 def read_params_file(path: Path) -> dict[str, float]:
     """The seven values (c, s, b, q, v, w, d) of a ``--params`` JSON file, type-checked.
 
+    See :func:`load_params_file`, which also returns the file's ``"tail"``.
+
+    Raises:
+        ProtocolError: as :func:`load_params_file`.
+    """
+    return load_params_file(path)[0]
+
+
+def load_params_file(path: Path) -> tuple[dict[str, float], str]:
+    """The seven values of a ``--params`` JSON file, type-checked, and its tail tier.
+
     The file must be UTF-8 JSON holding one object with exactly the keys
-    :data:`LEAN_KEYS`, each a finite number; :func:`lean_params` then checks the
-    formalization's conditions.
+    :data:`LEAN_KEYS`, each a finite number, and optionally ``"tail"``: ``"hoeffding"``
+    (the default) or ``"exact"`` (:data:`TAILS`); :func:`lean_params` then checks the
+    formalization's conditions.  ``proofgames params optimize --out FILE`` writes one.
 
     Raises:
         ProtocolError: naming the file and what is wrong (unreadable, not UTF-8, not JSON,
-            not an object, missing or unknown keys, a value that is not a finite number).
+            not an object, missing or unknown keys, a value that is not a finite number,
+            an unknown tail).
     """
-    what = "--params must be 'paper', 'lean' or a JSON file of c, s, b, q, v, w, d"
+    what = f"--params must be one of {', '.join(PRESETS)} or a JSON file of c, s, b, q, v, w, d"
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -366,9 +443,15 @@ def read_params_file(path: Path) -> dict[str, float]:
             f"{path}: must hold a JSON object of c, s, b, q, v, w, d, got "
             f"{type(values).__name__} {json.dumps(values)[:60]}"
         )
+    values = dict(values)
+    tail = values.pop("tail", "hoeffding")
+    if tail not in TAILS:
+        raise ProtocolError(f"{path}: tail must be one of {list(TAILS)}, got {tail!r}")
     unknown = sorted(set(values) - set(LEAN_KEYS))
     if unknown:
-        raise ProtocolError(f"{path}: unknown parameter(s) {unknown}; allowed: {list(LEAN_KEYS)}")
+        raise ProtocolError(
+            f"{path}: unknown parameter(s) {unknown}; allowed: {list(LEAN_KEYS)} and 'tail'"
+        )
     missing = [key for key in LEAN_KEYS if key not in values]
     if missing:
         raise ProtocolError(
@@ -381,4 +464,4 @@ def read_params_file(path: Path) -> dict[str, float]:
             out[key] = _real(key, values[key])
         except ProtocolError as exc:
             raise ProtocolError(f"{path}: {exc}") from None
-    return out
+    return out, str(tail)
