@@ -53,6 +53,14 @@ def train_command(
     formulation: Annotated[
         str, typer.Option(help=f"Game formulation: {', '.join(FORMULATIONS)}.")
     ] = "simultaneous",
+    update: Annotated[
+        str | None,
+        typer.Option(
+            help="Update rule of simultaneous and collaborative play: simultaneous (both "
+            "gradients at one point) or alternating (the prover steps, then the verifier on "
+            "a fresh batch); task default if omitted (find-the-plus: alternating)."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of weights, noise and data.")] = 0,
     steps: Annotated[
         int | None, typer.Option(min=1, help="Game steps (task default if omitted).")
@@ -159,6 +167,7 @@ def train_command(
     used_threads = use_threads(threads)
     check_options(device, max_memory_gb)
     given: dict[str, Any] = {
+        "update": update,
         "steps": steps,
         "batch_size": batch_size,
         "lr": lr,
@@ -204,6 +213,7 @@ def train_command(
         "task": task,
         "task_args": task_obj.init_args(),
         "formulation": config.formulation,
+        "update": config.update,
         "seed": config.seed,
         "resumed_from": None if resume is None else str(resume),
         "threads": used_threads,
@@ -240,11 +250,18 @@ def stress_command(
         ),
     ] = "both",
     seed: Annotated[int, typer.Option(help="Seed of the evaluation batch and attacks.")] = 0,
+    prover_attack: Annotated[
+        str,
+        typer.Option(
+            help="Where the prover attack starts: continued (a copy of the trained prover, "
+            "the paper's) or fresh (a new prover)."
+        ),
+    ] = "continued",
     prover_steps: Annotated[
-        int, typer.Option(min=1, help="Adam steps of the fresh prover (at least 1).")
+        int, typer.Option(min=1, help="Adam steps of the prover attack (at least 1).")
     ] = 500,
     batch_size: Annotated[
-        int, typer.Option(min=1, help="Instances per step of the fresh prover's training.")
+        int, typer.Option(min=1, help="Instances per step of the prover attack's training.")
     ] = StressConfig.batch_size,
     lbfgs_max_iter: Annotated[
         int, typer.Option(min=1, help="L-BFGS iteration cap (at least 1).")
@@ -273,6 +290,7 @@ def stress_command(
         lbfgs_max_iter=lbfgs_max_iter,
         eval_size=eval_size,
         seed=seed,
+        prover_attack=prover_attack,
     )
     try:
         saved = load_checkpoint(checkpoint, device)
@@ -286,6 +304,7 @@ def stress_command(
         "checkpoint": str(checkpoint / "agents.pt" if checkpoint.is_dir() else checkpoint),
         "task": saved.task.name,
         "formulation": saved.config.formulation,
+        "prover_attack": prover_attack,
         "seconds": round(time.perf_counter() - start, 3),
         "threads": used_threads,
         "attacks": {name: result.to_dict() for name, result in results.items()},
