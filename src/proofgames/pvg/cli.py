@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .._errors import ProofgamesError
+from ._cli_stability import stability_command
 from ._cli_support import (
     Device,
     Json,
@@ -486,5 +487,7 @@ def report_command(
         fail(str(exc))
     console.print(f"report: {path}")
 
+
+app.command("stability")(stability_command)
 
 __all__ = ["app", "report_command", "reproduce_command", "stress_command", "train_command"]
