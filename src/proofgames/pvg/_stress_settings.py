@@ -22,7 +22,7 @@ class StressConfig:
     """Settings of the two attacks (paper defaults).
 
     Attributes:
-        prover_steps: Adam steps of the fresh prover.
+        prover_steps: Adam steps of the prover attack.
         prover_lr: its learning rate.
         batch_size: its training batch size.
         eval_size: instances in the evaluation batch (both attacks).
@@ -34,7 +34,7 @@ class StressConfig:
         random_starts: seeded random starting points of the message attack (besides the
             trained prover's messages).
         keep: how many of the most convincing label-0 messages each result keeps.
-        seed: seed of the evaluation batch, the fresh prover and the random starts.
+        seed: seed of the evaluation batch, the prover attack and the random starts.
         prover_attack: one of :data:`PROVER_ATTACKS`: the prover attack continues
             training a copy of the trained prover (``"continued"``, the paper's; it needs
             that prover) or trains a fresh one (``"fresh"``). Settings saved before this

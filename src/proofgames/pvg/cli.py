@@ -383,7 +383,11 @@ def _numbers(value: Any) -> str:
 def reproduce_command(
     seeds: Annotated[int, typer.Option(min=1, help="Number of training seeds (0, 1, ...).")] = 4,
     profile: Annotated[
-        str, typer.Option(help="Scale: cpu (default), paper (full settings) or smoke.")
+        str,
+        typer.Option(
+            help="Scale: cpu (default), paper (full settings), long (find-the-plus: 20,000 "
+            "steps at batch 256, exhaustive search every 500) or smoke."
+        ),
     ] = "cpu",
     task: Annotated[
         list[str] | None, typer.Option(help="Only this task (repeatable): bec, find-the-plus.")

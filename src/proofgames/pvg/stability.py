@@ -34,6 +34,7 @@ from torch import Tensor, nn
 
 from .._errors import PVGError
 from ._figures import _figure, save_figure
+from .diagnostics import pointing
 from .exhaustive import search_messages
 from .find_the_plus import PLUS_OFFSETS, FindThePlus, PlusProver, plus_centres
 from .plus_verifier import PlusVerifier, pixel_to_shift
@@ -121,29 +122,21 @@ def certify(
     Returns:
         ``exhaustive_specificity`` and ``exhaustive_recall`` (against the most convincing
         message for each image: exact on this batch), ``sound`` (1.0 when no label-0
-        image can be made to pass), ``pointing_error_px`` (rms distance, label-1 images,
-        from ``best_head``'s glimpse centre to the plus) and ``on_plus`` (share of
-        label-1 images with some head within half a pixel of the plus on both axes).
+        image can be made to pass), and :func:`~proofgames.pvg.diagnostics.pointing`'s
+        ``pointing_error_px`` (of ``best_head``) and ``on_plus``.
     """
-    was_training = prover.training, verifier.training
-    prover.eval()
+    was_training = verifier.training
     verifier.eval()
     with torch.no_grad():
         found = search_messages(verifier, x)
-        tp, fp, fn, tn = confusion(found.bound, y)
-        positives = y > 0.5
-        _, centres = verifier.glimpses(x[positives], prover(x[positives], None).message)
-        truth = plus_centres(x[positives])[:, None, :]
-        error = (centres[:, best_head] - truth[:, 0]).pow(2).sum(dim=1).mean().sqrt()
-        on_plus = ((centres - truth).abs().amax(dim=-1) <= 0.5).any(dim=1).float().mean()
-    prover.train(was_training[0])
-    verifier.train(was_training[1])
+    tp, fp, fn, tn = confusion(found.bound, y)
+    where = pointing(verifier, prover, x, y, best_head)
+    verifier.train(was_training)
     return {
         "exhaustive_specificity": tn / (tn + fp) if tn + fp else 1.0,
         "exhaustive_recall": tp / (tp + fn) if tp + fn else 0.0,
         "sound": float(fp == 0),
-        "pointing_error_px": float(error),
-        "on_plus": float(on_plus),
+        **where,
     }
 
 

@@ -162,7 +162,7 @@ def check_stress_memory(
 ) -> None:
     """Refuse attacks whose largest batch is estimated to exceed ``max_memory_gb``.
 
-    The fresh prover trains on ``batch_size`` instances at a time; every attack scores
+    The prover attack trains on ``batch_size`` instances at a time; every attack scores
     ``eval_size`` instances at once, and L-BFGS optimizes all their messages together,
     keeping ``lbfgs_history`` past steps of each. ``prefix`` names the settings in the
     message (``"stress."`` in training; none: ``pvg stress``'s options).

@@ -30,7 +30,11 @@ formulation:
 
 Heuristics from the paper's Appendix D are options of :class:`TrainConfig`: several
 verifier steps per prover step, adaptive prover steps, prover pretraining on the task's
-auxiliary losses, label smoothing.  Metrics on a fixed evaluation batch go to a JSONL log;
+auxiliary losses, label smoothing.  Metrics on a fixed evaluation batch go to a JSONL log
+(on FindThePlus with where the heads look: ``pointing_error_px``, the rms distance from
+the most plus-shaped head's glimpse centre to the plus, and ``on_plus``, the share of
+label-1 images with a head on the plus; each stress test adds every attack's precision,
+recall, accuracy and specificity);
 the agents and the configuration go to a checkpoint.
 """
 
@@ -62,6 +66,8 @@ from ._game import ClosedFormResponse, Game, use_closed_form
 from ._memory import check_memory
 from .checkpoint import load_training_state, save_checkpoint
 from .config import BEST_RESPONSES, FORMULATIONS, UPDATES, TrainConfig, resolve_device
+from .diagnostics import pointing
+from .plus_verifier import PlusVerifier
 from .stress import Metrics, check_attacks, check_stress_memory, evaluate, stress_test
 from .task import PVGTask
 
@@ -260,6 +266,8 @@ def train(
             if last or stress_now or step % config.log_every == 0:
                 row: Metrics = {"step": step, "prover_steps": prover_steps, **losses}
                 row.update(evaluate(task, game.prover, game.verifier, eval_x, eval_y, config.seed))
+                if isinstance(game.verifier, PlusVerifier):  # where the heads look
+                    row.update(pointing(game.verifier, game.prover, eval_x, eval_y))
                 if stress_now:
                     tick = time.perf_counter()
                     results = stress_test(
@@ -274,6 +282,7 @@ def train(
                         row[f"{name}_precision"] = result.precision
                         row[f"{name}_recall"] = result.recall
                         row[f"{name}_accuracy"] = result.accuracy
+                        row[f"{name}_specificity"] = result.specificity
                     if config.keep_best is not None:
                         score = results[config.keep_best].accuracy
                         if run.best is None or score > run.best["score"]:
