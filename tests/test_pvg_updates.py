@@ -212,3 +212,18 @@ def test_alternating_play_trains_every_formulation_with_the_same_seed_alike():
 
 def _without_time(rows):
     return [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
+
+
+def test_cli_records_the_update_rule_and_a_resume_keeps_the_saved_one(tmp_path):
+    runner = CliRunner()
+    out = str(tmp_path / "run")
+    args = ["train", "bec", "--steps", "2", "--batch-size", "32", "--update", "alternating",
+            "--out", out, "--json"]  # fmt: skip
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.output)["update"] == "alternating"
+    changed = runner.invoke(app, ["train", "bec", "--resume", out, "--steps", "3",
+                                  "--update", "simultaneous"])  # fmt: skip
+    assert changed.exit_code == 2 and "drop --update" in " ".join(changed.output.split())
+    kept = runner.invoke(app, ["train", "bec", "--resume", out, "--steps", "3", "--json"])
+    assert kept.exit_code == 0 and json.loads(kept.output)["update"] == "alternating"
