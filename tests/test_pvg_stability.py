@@ -91,5 +91,6 @@ def test_pvg_stability_writes_its_results_and_figure(tmp_path):
     saved = json.loads((out / "stability.json").read_text())
     assert saved["runs"][0]["rows"][0]["sound"] == 1.0
     assert (out / "stability.png").stat().st_size > 0
+    assert "| 0 | verifier-first | - | kept |" in (out / "stability.md").read_text()
     bad = runner.invoke(app, [*args[:-3], "--update", "sideways", "--out", str(out)])
     assert bad.exit_code == 2 and "sideways" in bad.output

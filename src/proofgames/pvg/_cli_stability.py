@@ -14,7 +14,7 @@ from rich.console import Console
 
 from .._errors import ProofgamesError
 from ._cli_support import Device, Json, Threads, check_options, echo_json, fail, use_threads
-from ._files import check_folder, write_json
+from ._files import check_folder, write_json, write_text
 from ._memory import DEFAULT_MAX_MEMORY_GB
 from .config import FORMULATIONS, UPDATES
 
@@ -69,7 +69,7 @@ def stability_command(
     correction; each formulation and update rule plays from there, and the exhaustive
     search certifies the verifier every CERTIFY_EVERY steps.
     """
-    from .stability import StabilitySettings, plot_stability, run_stability
+    from .stability import StabilitySettings, plot_stability, run_stability, stability_table
 
     used_threads = use_threads(threads)
     check_options(device, DEFAULT_MAX_MEMORY_GB)
@@ -93,6 +93,7 @@ def stability_command(
         out.mkdir(parents=True, exist_ok=True)
         write_json(out / "stability.json", results, indent=2)
         plot_stability(results, out / "stability.png")
+        write_text(out / "stability.md", stability_table(results))
     except ProofgamesError as exc:
         fail(str(exc))
     summary = [

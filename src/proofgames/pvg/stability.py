@@ -50,6 +50,7 @@ __all__ = [
     "plot_stability",
     "run_stability",
     "sound_verifier",
+    "stability_table",
 ]
 
 
@@ -290,3 +291,29 @@ def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
     axes[1][0].set_ylabel("pointing error, px rms\n(measured, label-1 held-out images)")
     axes[0][0].legend(fontsize=8)
     save_figure(fig, path)
+
+
+def stability_table(results: dict[str, Any]) -> str:
+    """Markdown: per run, when soundness was lost and the last certification's figures."""
+    settings = results["settings"]
+    lines = [
+        f"Hand-set sound verifier, {settings['steps']} game steps at batch "
+        f"{settings['batch_size']}, seed {settings['seed']}; certified by exhaustive search "
+        f"(exact) on {settings['certify_size']} held-out images every "
+        f"{settings['certify_every']} steps. Pointing error: measured rms over the label-1 "
+        "held-out images.",
+        "",
+        "| pointing error at step 0 (px rms, set) | formulation | update | soundness lost at "
+        "step | last: exhaustive specificity | last: exhaustive recall | last: pointing "
+        "error (px) | last: on plus |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for run in results["runs"]:
+        last = run["rows"][-1]
+        lost = "kept" if run["lost_at"] is None else str(run["lost_at"])
+        lines.append(
+            f"| {run['error_px']:g} | {run['formulation']} | {run['update']} | {lost} | "
+            f"{last['exhaustive_specificity']:.3f} | {last['exhaustive_recall']:.3f} | "
+            f"{last['pointing_error_px']:.2f} | {last['on_plus']:.3f} |"
+        )
+    return "\n".join(lines) + "\n"
