@@ -285,11 +285,12 @@ def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
             name = run["formulation"] + ("" if run["update"] == "-" else f" / {run['update']}")
             axes[0][col].plot(steps, [r["exhaustive_specificity"] for r in run["rows"]], label=name)
             axes[1][col].plot(steps, [r["pointing_error_px"] for r in run["rows"]], label=name)
-        axes[0][col].set_title(f"prover pointing error {error:g} px rms at step 0")
+        axes[0][col].set_title(f"pointing error set to {error:g} px rms", fontsize=10)
         axes[1][col].set_xlabel("game step")
     axes[0][0].set_ylabel(f"exhaustive specificity\n(exact on {size} held-out images)")
     axes[1][0].set_ylabel("pointing error, px rms\n(measured, label-1 held-out images)")
     axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
     save_figure(fig, path)
 
 
