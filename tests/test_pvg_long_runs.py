@@ -48,3 +48,21 @@ def test_the_long_profile_runs_20000_resumable_steps_with_the_exhaustive_search(
     assert set(config.stress_attacks) == {"messages", "exhaustive"}
     assert config.keep_best == "messages"
     config.validate()
+
+
+def test_a_long_profile_reproduction_keeps_pointing_and_exact_specificity_curves(tmp_path):
+    from dataclasses import replace
+
+    from proofgames.pvg import reproduce, write_report
+
+    tiny = StressConfig(prover_steps=2, batch_size=16, eval_size=16, lbfgs_max_iter=2)
+    settings = (("batch_size", 16), ("steps", 4), ("pretrain_steps", 1))
+    scaled = replace(PROFILES["long"], ftp=settings, ftp_stress_every=2, ftp_baseline_steps=2,
+                     ftp_stress=tiny, ftp_selection_stress=tiny, eval_size=32)  # fmt: skip
+    results = reproduce((0,), scaled, ("find-the-plus",), "cpu", runs_dir=tmp_path / "runs")
+    pvg = next(c for c in results["find-the-plus"]["curves"] if c["training"] == "pvg")
+    assert any(v is not None for v in pvg["exhaustive_specificity"])
+    assert all(v is not None for v in pvg["pointing_error_px"])
+    assert (tmp_path / "runs" / "find-the-plus-pvg-s0" / "state.pt").is_file()
+    write_report(results, tmp_path / "report")
+    assert (tmp_path / "report" / "ftp_learning.png").is_file()
