@@ -153,6 +153,10 @@ def test_alternating_updates_give_the_verifier_the_updated_prover_and_a_fresh_ba
     assert _close(steps[0]["grads"], prover_grads)
     # the verifier steps after the prover: against the prover's new weights, on batch 2
     updated = _with(prover0, steps[1]["prover"])
+    lr = TrainConfig.lr  # Adam's first step: lr * g / (|g| + eps), bias corrections cancel
+    pairs = zip(prover0.parameters(), prover_grads, strict=True)
+    by_hand = [p - lr * g / (g.abs() + 1e-8) for p, g in pairs]
+    assert _close(steps[1]["prover"], [p.detach() for p in by_hand])
     assert not _close(steps[1]["prover"], list(prover0.parameters()))
     _, verifier_grads = _by_hand(updated, verifier0, x2, y2)
     assert _close(steps[1]["grads"], verifier_grads)
