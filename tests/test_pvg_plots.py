@@ -58,3 +58,18 @@ def test_a_figure_is_saved_as_png_without_pyplot_or_a_backend_change(tmp_path):
     )
     assert seen == {"backend": "svg", "pyplot": False}
     assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def _png_height(path: Path) -> int:
+    return int.from_bytes(path.read_bytes()[20:24], "big")
+
+
+def test_learning_curves_add_pointing_and_exhaustive_panels_when_the_runs_logged_them(tmp_path):
+    from proofgames.pvg.report import plot_learning
+
+    curve = {"training": "pvg", "seed": 0, "step": [10, 20], "verifier_accuracy": [0.5, 0.6],
+             "messages_accuracy": [None, 0.55]}  # fmt: skip
+    plot_learning([curve], tmp_path / "old.png")
+    longer = {**curve, "pointing_error_px": [2.0, 1.5], "exhaustive_specificity": [None, 0.1]}
+    plot_learning([longer], tmp_path / "long.png")
+    assert _png_height(tmp_path / "long.png") > _png_height(tmp_path / "old.png")

@@ -27,6 +27,7 @@ from .reproduce import reproduce
 from .stress import (
     ALL_ATTACKS,
     ATTACKS,
+    PROVER_ATTACKS,
     AttackResult,
     ExhaustiveMessages,
     StressConfig,
@@ -38,6 +39,7 @@ from .task import ProverOutput, PVGTask
 from .train import (
     FORMULATIONS,
     RESUMABLE_CHANGES,
+    UPDATES,
     TrainConfig,
     TrainResult,
     train,
@@ -53,6 +55,7 @@ __all__ = [
     "BECVerifier",
     "BinaryErasureChannel",
     "PROFILES",
+    "PROVER_ATTACKS",
     "Checkpoint",
     "ExhaustiveMessages",
     "ExhaustiveSearch",
@@ -67,6 +70,7 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "TrainingState",
+    "UPDATES",
     "evaluate",
     "load_checkpoint",
     "load_training_agents",

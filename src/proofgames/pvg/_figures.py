@@ -96,43 +96,57 @@ def plot_formulations(formulations: dict[str, list[dict[str, Any]]], path: Path 
     save_figure(fig, path)
 
 
+#: Panels of the FindThePlus learning curves: (logged series, y label, y limits).
+_LEARNING_PANELS = (
+    ("verifier_accuracy", "verifier accuracy (training prover)", (0.0, 1.02)),
+    ("messages_accuracy", "frozen accuracy vs optimized messages", (0.0, 1.02)),
+    ("pointing_error_px", "pointing error, px rms\n(best head, label-1 eval images)", None),
+    ("exhaustive_specificity", "exhaustive specificity\n(exact on the stress batch)", (0, 1.02)),
+)
+
+
 def plot_learning(curves: list[dict[str, Any]], path: Path | BinaryIO) -> None:
-    """FindThePlus: verifier accuracy and frozen accuracy against optimized messages."""
-    fig, axes = _figure(1, 2, (10, 3.8))
-    for curve in curves:
-        color = "C0" if curve["training"] == "pvg" else "C3"
-        label = f"{curve['training']} seed {curve['seed']}"
-        axes[0].plot(
-            curve["step"],
-            curve["verifier_accuracy"],
-            color=color,
-            alpha=0.7,
-            linewidth=1,
-            label=label,
-        )
-        points = [
-            (s, a)
-            for s, a in zip(curve["step"], curve.get("messages_accuracy", []), strict=False)
-            if a is not None
-        ]
-        if points:
-            axes[1].plot(
+    """FindThePlus learning curves: one panel per logged series of :data:`_LEARNING_PANELS`.
+
+    Verifier accuracy and frozen accuracy against optimized messages always; the
+    pointing error and the exhaustive specificity when the runs logged them.
+    """
+    panels = [p for i, p in enumerate(_LEARNING_PANELS) if i < 2 or _logged(curves, p[0])]
+    rows = 1 if len(panels) <= 2 else 2
+    fig, axes = _figure(rows, 2, (10, 3.8 * rows), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax, (key, label, limits) in zip(flat, panels, strict=False):
+        for curve in curves:
+            points = [
+                (s, v)
+                for s, v in zip(curve["step"], curve.get(key, []), strict=False)
+                if v is not None
+            ]
+            if not points:
+                continue
+            sparse = key != "verifier_accuracy" and key != "pointing_error_px"
+            ax.plot(
                 *zip(*points, strict=True),
-                "o-",
-                color=color,
+                "o-" if sparse else "-",
+                color="C0" if curve["training"] == "pvg" else "C3",
                 alpha=0.7,
                 markersize=3,
                 linewidth=1,
-                label=label,
+                label=f"{curve['training']} seed {curve['seed']}",
             )
-    axes[0].set_ylabel("verifier accuracy (training prover)")
-    axes[1].set_ylabel("frozen accuracy vs optimized messages")
-    for ax in axes:
+        ax.set_ylabel(label)
         ax.set_xlabel("game step")
-        ax.set_ylim(0.0, 1.02)
-    axes[1].legend(fontsize=6, ncol=2)
+        if limits is not None:
+            ax.set_ylim(*limits)
+    for ax in flat[len(panels) :]:
+        ax.set_visible(False)
+    flat[1].legend(fontsize=6, ncol=2)
     fig.tight_layout()
     save_figure(fig, path)
+
+
+def _logged(curves: list[dict[str, Any]], key: str) -> bool:
+    return any(v is not None for curve in curves for v in curve.get(key, []))
 
 
 def plot_gaze(gaze: dict[str, Any], path: Path | BinaryIO) -> None:

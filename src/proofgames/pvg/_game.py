@@ -44,6 +44,14 @@ class Game:
         self.collaborative = config.formulation == "collaborative"
         self.closed_form = False
 
+    def use_agents(self, prover: nn.Module, verifier: nn.Module) -> None:
+        """Play with copies of ``prover`` and ``verifier`` (e.g. hand-set), fresh optimizers."""
+        self.prover = copy.deepcopy(prover).to(self.device).train().requires_grad_(True)
+        self.verifier = copy.deepcopy(verifier).to(self.device).train().requires_grad_(True)
+        self.prover_opt = torch.optim.Adam(self.prover.parameters(), lr=self.config.lr)
+        verifier_lr = self.config.lr if self.config.verifier_lr is None else self.config.verifier_lr
+        self.verifier_opt = torch.optim.Adam(self.verifier.parameters(), lr=verifier_lr)
+
     def state_dicts(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Copies of both players' weights."""
         return (
@@ -97,9 +105,11 @@ class Game:
         """One game step of the configured formulation; returns the last losses."""
         out: Metrics = {}
         formulation = self.config.formulation
-        if formulation in ("simultaneous", "collaborative"):
-            for i in range(max(verifier_steps, prover_steps)):
+        if formulation in ("simultaneous", "collaborative") and self.config.update != "alternating":
+            for i in range(max(verifier_steps, prover_steps)):  # both from the same point
                 out.update(self.joint_step(i < prover_steps, i < verifier_steps))
+        elif formulation in ("simultaneous", "collaborative"):  # the prover, then the verifier
+            out.update(self.alternating_steps(verifier_steps, prover_steps))
         elif formulation == "prover-first":
             for _ in range(verifier_steps):  # the follower moves towards its best response
                 out.update(self.joint_step(False, True))
@@ -108,12 +118,22 @@ class Game:
                     self.closed_form_step() if self.closed_form else self.joint_step(True, False)
                 )
         else:  # verifier-first
-            for _ in range(prover_steps):
-                out.update(self.joint_step(True, False))
-            for _ in range(verifier_steps):
-                out.update(
-                    self.exact_response_step() if self.closed_form else self.joint_step(False, True)
-                )
+            out.update(self.alternating_steps(verifier_steps, prover_steps, self.closed_form))
+        return out
+
+    def alternating_steps(
+        self, verifier_steps: int, prover_steps: int, exact: bool = False
+    ) -> Metrics:
+        """The prover's updates, then the verifier's, each on a fresh batch.
+
+        Each player's gradient is taken against the other as already updated; with
+        ``exact`` the verifier plays against the prover's exact best response instead.
+        """
+        out: Metrics = {}
+        for _ in range(prover_steps):
+            out.update(self.joint_step(True, False))
+        for _ in range(verifier_steps):
+            out.update(self.exact_response_step() if exact else self.joint_step(False, True))
         return out
 
     def joint_step(self, update_prover: bool, update_verifier: bool) -> Metrics:

@@ -129,7 +129,7 @@ def ftp_config(
         eval_size=prof.eval_size,
         log_every=10,
         stress_every=prof.ftp_stress_every,
-        stress_attacks=("messages",),
+        stress_attacks=prof.ftp_selection_attacks,
         keep_best="messages",
         stress=replace(prof.ftp_selection_stress, seed=seed),
         out_dir=None if out_dir is None else str(out_dir),

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .._errors import ProofgamesError
+from ._cli_stability import stability_command
 from ._cli_support import (
     Device,
     Json,
@@ -53,6 +54,14 @@ def train_command(
     formulation: Annotated[
         str, typer.Option(help=f"Game formulation: {', '.join(FORMULATIONS)}.")
     ] = "simultaneous",
+    update: Annotated[
+        str | None,
+        typer.Option(
+            help="Update rule of simultaneous and collaborative play: simultaneous (both "
+            "gradients at one point) or alternating (the prover steps, then the verifier on "
+            "a fresh batch); task default if omitted (find-the-plus: alternating)."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of weights, noise and data.")] = 0,
     steps: Annotated[
         int | None, typer.Option(min=1, help="Game steps (task default if omitted).")
@@ -159,6 +168,7 @@ def train_command(
     used_threads = use_threads(threads)
     check_options(device, max_memory_gb)
     given: dict[str, Any] = {
+        "update": update,
         "steps": steps,
         "batch_size": batch_size,
         "lr": lr,
@@ -204,6 +214,7 @@ def train_command(
         "task": task,
         "task_args": task_obj.init_args(),
         "formulation": config.formulation,
+        "update": config.update,
         "seed": config.seed,
         "resumed_from": None if resume is None else str(resume),
         "threads": used_threads,
@@ -240,11 +251,18 @@ def stress_command(
         ),
     ] = "both",
     seed: Annotated[int, typer.Option(help="Seed of the evaluation batch and attacks.")] = 0,
+    prover_attack: Annotated[
+        str,
+        typer.Option(
+            help="Where the prover attack starts: continued (a copy of the trained prover, "
+            "the paper's) or fresh (a new prover)."
+        ),
+    ] = "continued",
     prover_steps: Annotated[
-        int, typer.Option(min=1, help="Adam steps of the fresh prover (at least 1).")
+        int, typer.Option(min=1, help="Adam steps of the prover attack (at least 1).")
     ] = 500,
     batch_size: Annotated[
-        int, typer.Option(min=1, help="Instances per step of the fresh prover's training.")
+        int, typer.Option(min=1, help="Instances per step of the prover attack's training.")
     ] = StressConfig.batch_size,
     lbfgs_max_iter: Annotated[
         int, typer.Option(min=1, help="L-BFGS iteration cap (at least 1).")
@@ -273,6 +291,7 @@ def stress_command(
         lbfgs_max_iter=lbfgs_max_iter,
         eval_size=eval_size,
         seed=seed,
+        prover_attack=prover_attack,
     )
     try:
         saved = load_checkpoint(checkpoint, device)
@@ -286,6 +305,7 @@ def stress_command(
         "checkpoint": str(checkpoint / "agents.pt" if checkpoint.is_dir() else checkpoint),
         "task": saved.task.name,
         "formulation": saved.config.formulation,
+        "prover_attack": prover_attack,
         "seconds": round(time.perf_counter() - start, 3),
         "threads": used_threads,
         "attacks": {name: result.to_dict() for name, result in results.items()},
@@ -363,7 +383,11 @@ def _numbers(value: Any) -> str:
 def reproduce_command(
     seeds: Annotated[int, typer.Option(min=1, help="Number of training seeds (0, 1, ...).")] = 4,
     profile: Annotated[
-        str, typer.Option(help="Scale: cpu (default), paper (full settings) or smoke.")
+        str,
+        typer.Option(
+            help="Scale: cpu (default), paper (full settings), long (find-the-plus: 20,000 "
+            "steps at batch 256, exhaustive search every 500) or smoke."
+        ),
     ] = "cpu",
     task: Annotated[
         list[str] | None, typer.Option(help="Only this task (repeatable): bec, find-the-plus.")
@@ -467,5 +491,7 @@ def report_command(
         fail(str(exc))
     console.print(f"report: {path}")
 
+
+app.command("stability")(stability_command)
 
 __all__ = ["app", "report_command", "reproduce_command", "stress_command", "train_command"]

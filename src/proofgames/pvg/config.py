@@ -16,10 +16,12 @@ from .._errors import PVGError
 from ._memory import DEFAULT_MAX_MEMORY_GB, check_limit
 from .stress import ALL_ATTACKS, ATTACKS, StressConfig, at_least_zero, positive
 
-__all__ = ["BEST_RESPONSES", "FORMULATIONS", "TrainConfig", "resolve_device"]
+__all__ = ["BEST_RESPONSES", "FORMULATIONS", "UPDATES", "TrainConfig", "resolve_device"]
 
 FORMULATIONS = ("simultaneous", "prover-first", "verifier-first", "collaborative")
 BEST_RESPONSES = ("auto", "closed-form", "trained")
+#: How simultaneous and collaborative play order the two players' updates in a game step.
+UPDATES = ("simultaneous", "alternating")
 
 
 @dataclass
@@ -28,6 +30,14 @@ class TrainConfig:
 
     Attributes:
         formulation: one of :data:`FORMULATIONS`.
+        update: one of :data:`UPDATES`, the update rule of simultaneous and
+            collaborative play. ``"simultaneous"``: both players' gradients are taken at
+            the same point on one batch (extra steps of one player repeat that for it
+            alone); ``"alternating"`` (the paper's, Section 5.1): the prover takes its
+            ``prover_steps`` updates, then the verifier its ``verifier_steps``, each on a
+            fresh batch and against the other player as already updated. Prover-first and
+            verifier-first play are sequential by definition and ignore it. Runs saved
+            before this setting existed played ``"simultaneous"``.
         steps: game steps (one leader round each; see :mod:`proofgames.pvg.train`).
         batch_size: instances per gradient step.
         lr: Adam learning rate of the prover, and of the verifier unless
@@ -87,6 +97,7 @@ class TrainConfig:
     """
 
     formulation: str = "simultaneous"
+    update: str = "simultaneous"
     steps: int = 1000
     batch_size: int = 2000
     lr: float = 3e-4
@@ -135,6 +146,8 @@ class TrainConfig:
         """
         if self.formulation not in FORMULATIONS:
             raise PVGError(f"formulation {self.formulation!r} not in {FORMULATIONS}")
+        if self.update not in UPDATES:
+            raise PVGError(f"update {self.update!r} not in {UPDATES}")
         if self.best_response not in BEST_RESPONSES:
             raise PVGError(f"best_response {self.best_response!r} not in {BEST_RESPONSES}")
         positive(steps=self.steps, batch_size=self.batch_size, eval_size=self.eval_size)
@@ -205,8 +218,11 @@ class TrainConfig:
         if unknown:
             raise PVGError(f"unknown training settings {unknown}")
         try:
-            values["stress"] = StressConfig(**values.get("stress", {}))
-        except TypeError as exc:
+            stress = dict(values.get("stress", {}))
+            if "stress" in values:
+                stress.setdefault("prover_attack", "fresh")  # what runs saved before it ran
+            values["stress"] = StressConfig(**stress)
+        except (TypeError, ValueError) as exc:
             raise PVGError(f"malformed stress settings {values.get('stress')!r}: {exc}") from None
         if "stress_attacks" in values:
             values["stress_attacks"] = tuple(values["stress_attacks"])

@@ -174,6 +174,38 @@ def on_the_plus(
     return _plus_share(*_head_centres(task, prover, verifier, n, seed), tolerance)
 
 
+def pointing(
+    verifier: nn.Module, prover: nn.Module, x: Tensor, y: Tensor, head: int | None = None
+) -> dict[str, float]:
+    """Where ``prover`` points ``verifier``'s heads on the label-1 images of ``(x, y)``.
+
+    Returns:
+        ``pointing_error_px``: the rms distance in pixels from the glimpse centre of
+        ``head`` (default: the most plus-shaped head, see :func:`plus_alignment`) to
+        the plus; ``on_plus``: the share of label-1 images with some head centred within
+        half a pixel of the plus on both axes.
+    """
+    if not isinstance(verifier, PlusVerifier):
+        raise TypeError("pointing needs a PlusVerifier")
+    positive = y > 0.5
+    if not bool(positive.any()):
+        return {"pointing_error_px": float("nan"), "on_plus": float("nan")}
+    chosen = head if head is not None else max(enumerate(plus_alignment(verifier)), key=_second)[0]
+    was_training = prover.training
+    prover.eval()
+    with torch.no_grad():
+        _, centres = verifier.glimpses(x[positive], prover(x[positive], None).message)
+    prover.train(was_training)
+    truth = plus_centres(x[positive]).to(centres.device)
+    error = (centres[:, chosen] - truth).pow(2).sum(dim=1).mean().sqrt()
+    near = (centres - truth[:, None, :]).abs().amax(dim=-1) <= 0.5
+    return {"pointing_error_px": float(error), "on_plus": float(near.any(dim=1).float().mean())}
+
+
+def _second(pair: tuple[int, float]) -> float:
+    return pair[1]
+
+
 def _blind_share(
     task: FindThePlus, x: Tensor, y: Tensor, centres: Tensor
 ) -> dict[str, list[float]]:
@@ -200,4 +232,5 @@ __all__ = [
     "head_diagnostics",
     "on_the_plus",
     "plus_alignment",
+    "pointing",
 ]

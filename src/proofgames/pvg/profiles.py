@@ -60,7 +60,10 @@ class Profile:
         stress: settings of the BEC stress tests.
         ftp_stress: settings of the final FindThePlus attacks (the table's figures).
         ftp_selection_stress: settings of the FindThePlus stress tests used for model
-            selection during training (the messages attack only).
+            selection during training.
+        ftp_selection_attacks: the attacks those stress tests run (model selection
+            always uses the messages attack; ``"exhaustive"`` adds the exact
+            specificity to the learning curves).
         eval_size: evaluation batch of the training logs.
     """
 
@@ -74,6 +77,7 @@ class Profile:
     stress: StressConfig = field(default_factory=StressConfig)
     ftp_stress: StressConfig = field(default_factory=StressConfig)
     ftp_selection_stress: StressConfig = field(default_factory=StressConfig)
+    ftp_selection_attacks: tuple[str, ...] = ("messages",)
     eval_size: int = 2000
 
     def ftp_settings(self) -> dict[str, Any]:
@@ -95,11 +99,14 @@ class Profile:
 #: The trainings of a reproduction, in table order.
 TRAININGS = ("pvg", "collaborative")
 
-#: Named scales. ``paper`` is the paper's FindThePlus setup (batch 2000, 2000 game
-#: steps; the paper does not give its step counts). Its collaborative baseline stops at
-#: 200 steps: that verifier is right on every instance by step 100-130, and from then on
-#: the adaptive rule adds a prover update every 20 steps (up to 15 per game step), so
-#: each later step costs up to 8 times a PVG step (about 20 s at step 160 on one core).
+#: Named scales. ``long`` is issue 16's FindThePlus run: 20,000 game steps at batch 256
+#: (about 2.5 h per seed on one core), stress-tested every 500 steps by the messages attack
+#: (model selection) and the exhaustive search, resumable with ``--resume``. ``paper`` is
+#: the paper's FindThePlus setup (batch 2000, 2000 game steps; the paper does not give its
+#: step counts). Its collaborative baseline stops at 200 steps: that verifier is right on
+#: every instance by step 100-130, and from then on the adaptive rule adds a prover update
+#: every 20 steps (up to 15 per game step), so each later step costs up to 8 times a PVG
+#: step (about 20 s at step 160 on one core).
 PROFILES: dict[str, Profile] = {
     "paper": Profile("paper", ftp_stress_every=100, ftp_baseline_steps=200),
     "cpu": Profile(
@@ -109,6 +116,15 @@ PROFILES: dict[str, Profile] = {
         ftp_baseline_steps=300,
         ftp_stress=StressConfig(batch_size=256),
         ftp_selection_stress=StressConfig(eval_size=1000),
+    ),
+    "long": Profile(
+        "long",
+        ftp=(("batch_size", 256), ("steps", 20000)),
+        ftp_stress_every=500,
+        ftp_baseline_steps=300,
+        ftp_stress=StressConfig(batch_size=256),
+        ftp_selection_stress=StressConfig(eval_size=1000),
+        ftp_selection_attacks=("messages", "exhaustive"),
     ),
     "smoke": Profile(
         "smoke",

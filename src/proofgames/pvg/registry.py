@@ -95,12 +95,14 @@ register_task(
     "bec", BinaryErasureChannel, {"steps": 1000, "verifier_steps": 5, "label_smoothing": 0.05}
 )
 # Appendix E.2: 1 verifier step, adaptive prover steps (> 75% for 20 game steps, up to
-# 15), 100 steps of prover pretraining, label smoothing 0.05.
+# 15), 100 steps of prover pretraining, label smoothing 0.05; Section 5.1: alternating
+# updates.
 register_task(
     "find-the-plus",
     FindThePlus,
     {
         "steps": 2000,
+        "update": "alternating",
         "verifier_steps": 1,
         "prover_steps": 1,
         "adaptive_threshold": 0.75,

@@ -442,6 +442,12 @@ _CURVE_KEYS = (
     "messages_precision",
     "messages_recall",
     "messages_accuracy",
+    "messages_specificity",
+    "exhaustive_precision",
+    "exhaustive_recall",
+    "exhaustive_specificity",
+    "pointing_error_px",
+    "on_plus",
 )
 
 

@@ -4,9 +4,11 @@ Training accuracy says little about a verifier: it may have learned to read the 
 prover's *tell* instead of checking the proof.  A stress test freezes the verifier and
 hands a far stronger adversary the prover's job -- argue for label 1 on every instance:
 
-* ``"prover"``: a fresh prover trained against the frozen verifier (Adam, lr 3e-4, 500
-  steps, loss ``-log p_v(1 | message)`` on instances of both labels), then asked for its
-  most likely message on a held-out evaluation batch;
+* ``"prover"``: a prover trained against the frozen verifier (Adam, lr 3e-4, 500 steps,
+  loss ``-log p_v(1 | message)`` on instances of both labels), then asked for its most
+  likely message on a held-out evaluation batch. By default (``prover_attack=
+  "continued"``, the paper's: "freeze the verifier and continue to train the prover") it
+  starts from a copy of the trained prover; ``"fresh"`` starts from a new prover;
 * ``"messages"``: the messages themselves optimized per instance with L-BFGS (lr 1,
   history 300, strong-Wolfe line search, at most 300 iterations, stopping when the change
   of the iterates falls below 1e-9 or the gradient below 1e-5) over the unconstrained
@@ -49,8 +51,7 @@ import copy
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -58,6 +59,11 @@ from torch import Tensor, nn
 
 from .._errors import PVGError
 from ._memory import DEFAULT_MAX_MEMORY_GB, check_memory, lbfgs_bytes
+from ._stress_settings import PROVER_ATTACKS as PROVER_ATTACKS
+from ._stress_settings import AttackResult as AttackResult
+from ._stress_settings import StressConfig as StressConfig
+from ._stress_settings import at_least_zero as at_least_zero
+from ._stress_settings import positive as positive
 from .task import ProverOutput, PVGTask
 
 #: The paper's two attacks (the default everywhere).
@@ -85,159 +91,6 @@ class MessageMetrics(Protocol):
         ...
 
 
-@dataclass
-class StressConfig:
-    """Settings of the two attacks (paper defaults).
-
-    Attributes:
-        prover_steps: Adam steps of the fresh prover.
-        prover_lr: its learning rate.
-        batch_size: its training batch size.
-        eval_size: instances in the evaluation batch (both attacks).
-        lbfgs_lr: L-BFGS learning rate.
-        lbfgs_max_iter: L-BFGS iteration cap.
-        lbfgs_history: L-BFGS history size.
-        tolerance_change: L-BFGS stop when the iterates change less than this.
-        tolerance_grad: L-BFGS stop when the gradient is smaller than this.
-        random_starts: seeded random starting points of the message attack (besides the
-            trained prover's messages).
-        keep: how many of the most convincing label-0 messages each result keeps.
-        seed: seed of the evaluation batch, the fresh prover and the random starts.
-    """
-
-    prover_steps: int = 500
-    prover_lr: float = 3e-4
-    batch_size: int = 2000
-    eval_size: int = 2000
-    lbfgs_lr: float = 1.0
-    lbfgs_max_iter: int = 300
-    lbfgs_history: int = 300
-    tolerance_change: float = 1e-9
-    tolerance_grad: float = 1e-5
-    random_starts: int = 1
-    keep: int = 16
-    seed: int = 0
-
-    def validate(self) -> None:
-        """Refuse settings under which an attack would not run, naming the setting.
-
-        An attack that never ran (no Adam step, no L-BFGS iteration, no instance) would
-        still report figures -- those of the untrained prover or the starting messages
-        (precision 1.0 on an empty batch) -- so every count must be positive.
-
-        Raises:
-            PVGError: the first setting out of range.
-        """
-        positive(
-            prover_steps=self.prover_steps,
-            batch_size=self.batch_size,
-            eval_size=self.eval_size,
-            lbfgs_max_iter=self.lbfgs_max_iter,
-            lbfgs_history=self.lbfgs_history,
-        )
-        at_least_zero(random_starts=self.random_starts, keep=self.keep)
-        for name, value, least in (
-            ("prover_lr", self.prover_lr, "> 0"),
-            ("lbfgs_lr", self.lbfgs_lr, "> 0"),
-            ("tolerance_change", self.tolerance_change, ">= 0"),
-            ("tolerance_grad", self.tolerance_grad, ">= 0"),
-        ):
-            if not (math.isfinite(value) and (value > 0 or (value == 0 and least == ">= 0"))):
-                raise PVGError(f"{name} must be a finite number {least}, got {value}")
-
-
-def positive(**counts: int) -> None:
-    """Refuse a count (named by its keyword) below 1."""
-    for name, value in counts.items():
-        if value < 1:
-            raise PVGError(f"{name} must be positive, got {value}")
-
-
-def at_least_zero(**counts: int) -> None:
-    """Refuse a count (named by its keyword) below 0."""
-    for name, value in counts.items():
-        if value < 0:
-            raise PVGError(f"{name} must be >= 0, got {value}")
-
-
-@dataclass
-class AttackResult:
-    """The frozen verifier's confusion counts against one attack, and its worst messages.
-
-    Attributes:
-        attack: ``"prover"``, ``"messages"`` or ``"exhaustive"``.
-        tp: label-1 instances accepted.
-        fp: label-0 instances accepted.
-        fn: label-1 instances rejected.
-        tn: label-0 instances rejected.
-        strongest_messages: up to ``keep`` adversarial messages (on label-0 instances)
-            with the highest verifier logits, strongest first, ``(k, message_dim)``.
-        strongest_logits: their verifier logits ``(k,)``.
-        strongest_inputs: the label-0 instances they were sent for.
-    """
-
-    attack: str
-    tp: int
-    fp: int
-    fn: int
-    tn: int
-    strongest_messages: Tensor = field(repr=False)
-    strongest_logits: Tensor = field(repr=False)
-    strongest_inputs: Tensor = field(repr=False)
-
-    @property
-    def precision(self) -> float:
-        """TP / (TP + FP); 1.0 when nothing was accepted."""
-        accepted = self.tp + self.fp
-        return self.tp / accepted if accepted else 1.0
-
-    @property
-    def recall(self) -> float:
-        """TP / (TP + FN); 0.0 when there were no label-1 instances."""
-        positives = self.tp + self.fn
-        return self.tp / positives if positives else 0.0
-
-    @property
-    def specificity(self) -> float:
-        """TN / (TN + FP); 1.0 when there were no label-0 instances."""
-        negatives = self.tn + self.fp
-        return self.tn / negatives if negatives else 1.0
-
-    @property
-    def accuracy(self) -> float:
-        """(TP + TN) / all: the verifier's accuracy when the attacker argues for 1."""
-        total = self.tp + self.fp + self.fn + self.tn
-        return (self.tp + self.tn) / total if total else 0.0
-
-    @property
-    def perfect(self) -> bool:
-        """Whether precision and recall are both exactly 1."""
-        return self.fp == 0 and self.fn == 0 and self.tp > 0
-
-    def to_dict(self, top: int = 3) -> dict[str, Any]:
-        """JSON-friendly summary with the ``top`` strongest adversarial messages."""
-        strongest = [
-            {
-                "logit": round(float(logit), 4),
-                "message": [round(float(v), 4) for v in message.flatten().tolist()],
-            }
-            for message, logit in zip(
-                self.strongest_messages[:top], self.strongest_logits[:top], strict=True
-            )
-        ]
-        return {
-            "precision": self.precision,
-            "recall": self.recall,
-            "specificity": self.specificity,
-            "accuracy": self.accuracy,
-            "tp": self.tp,
-            "fp": self.fp,
-            "fn": self.fn,
-            "tn": self.tn,
-            "strongest": strongest,
-        }
-
-
 def stress_test(
     task: PVGTask,
     verifier: nn.Module,
@@ -262,8 +115,9 @@ def stress_test(
         One :class:`AttackResult` per attack, by name.
 
     Raises:
-        PVGError: invalid settings, an attack ``task`` does not support, or batches over
-            the memory limit; nothing has run then.
+        PVGError: invalid settings, an attack ``task`` does not support, the continued
+            prover attack without ``prover``, or batches over the memory limit; nothing
+            has run then.
 
     The global torch RNG is seeded inside and restored afterwards, so a stress test run
     in the middle of training does not change the rest of that training run.
@@ -271,6 +125,11 @@ def stress_test(
     config = config or StressConfig()
     config.validate()
     check_attacks(task, attacks)
+    if "prover" in attacks and config.prover_attack == "continued" and prover is None:
+        raise PVGError(
+            "the continued prover attack trains a copy of the trained prover, and none was "
+            "given; pass the prover, or use prover_attack='fresh'"
+        )
     check_stress_memory(task, attacks, config, max_memory_gb)
     device = next(verifier.parameters()).device
     frozen = copy.deepcopy(verifier).eval().requires_grad_(False)
@@ -279,7 +138,7 @@ def stress_test(
         eval_gen = torch.Generator().manual_seed(config.seed)
         x, y = (t.to(device) for t in task.sample(config.eval_size, eval_gen))
         if "prover" in attacks:
-            results["prover"] = attack_with_prover(task, frozen, x, y, config)
+            results["prover"] = attack_with_prover(task, frozen, x, y, config, prover)
         if "messages" in attacks:
             results["messages"] = attack_messages(task, frozen, x, y, config, prover)
         if "exhaustive" in attacks:
@@ -303,7 +162,7 @@ def check_stress_memory(
 ) -> None:
     """Refuse attacks whose largest batch is estimated to exceed ``max_memory_gb``.
 
-    The fresh prover trains on ``batch_size`` instances at a time; every attack scores
+    The prover attack trains on ``batch_size`` instances at a time; every attack scores
     ``eval_size`` instances at once, and L-BFGS optimizes all their messages together,
     keeping ``lbfgs_history`` past steps of each. ``prefix`` names the settings in the
     message (``"stress."`` in training; none: ``pvg stress``'s options).
@@ -338,11 +197,20 @@ def check_attacks(task: PVGTask, attacks: Sequence[str]) -> None:
 
 
 def attack_with_prover(
-    task: PVGTask, frozen: nn.Module, x: Tensor, y: Tensor, config: StressConfig
+    task: PVGTask,
+    frozen: nn.Module,
+    x: Tensor,
+    y: Tensor,
+    config: StressConfig,
+    trained: nn.Module | None = None,
 ) -> AttackResult:
-    """Train a fresh prover against ``frozen`` and score its most likely messages on ``x``."""
+    """Train a prover against ``frozen`` and score its most likely messages on ``x``.
+
+    The prover is a copy of ``trained`` (``config.prover_attack="continued"``; ``trained``
+    itself is not changed) or a fresh one (``"fresh"``).
+    """
     device = x.device
-    prover = task.make_prover().to(device).train()
+    prover = attacking_prover(task, config.prover_attack, trained).to(device).train()
     optimizer = torch.optim.Adam(prover.parameters(), lr=config.prover_lr)
     train_gen = torch.Generator().manual_seed(config.seed + 1)
     for _ in range(config.prover_steps):
@@ -357,6 +225,22 @@ def attack_with_prover(
     with torch.no_grad():
         messages = prover(x, None).message
     return _score("prover", frozen, x, y, messages, config.keep)
+
+
+def attacking_prover(task: PVGTask, start: str, trained: nn.Module | None) -> nn.Module:
+    """The prover attack's starting point: a copy of ``trained`` or a fresh prover.
+
+    Raises:
+        PVGError: ``start`` is not one of :data:`PROVER_ATTACKS`, or is ``"continued"``
+            without ``trained``.
+    """
+    if start not in PROVER_ATTACKS:
+        raise PVGError(f"prover_attack {start!r} not in {PROVER_ATTACKS}")
+    if start == "fresh":
+        return task.make_prover()
+    if trained is None:
+        raise PVGError("the continued prover attack needs the trained prover")
+    return copy.deepcopy(trained).requires_grad_(True)
 
 
 def attack_messages(

@@ -6,8 +6,12 @@ trained to make the verifier say 1 (``-log p_v(1 | message)``), or, in the colla
 baseline, to make it say the true label.  A *game step* is one round of the chosen
 formulation:
 
-* ``simultaneous`` -- both players take gradient steps from the same point, each with its
-  own Adam; extra verifier (or prover) steps repeat the joint step for that player only;
+* ``simultaneous`` -- both players learn at once, each with its own Adam. Under
+  ``update="simultaneous"`` both gradients are taken at the same point on one batch, and
+  extra verifier (or prover) steps repeat the joint step for that player only; under
+  ``update="alternating"`` (the paper's rule, the default for FindThePlus) the prover
+  takes its steps, then the verifier takes its own on fresh batches against the updated
+  prover;
 * ``prover-first`` -- the prover leads: before each of its updates the verifier is trained
   towards its best response; with ``best_response="closed-form"`` (BEC) the prover's
   loss is taken against the exact best response and differentiated *through* it, which is
@@ -21,11 +25,16 @@ formulation:
   messages (the value of a maximum over finitely many places, whose gradient holds the
   maximizing messages fixed); the prover network still follows, for the logs and
   checkpoint;
-* ``collaborative`` -- simultaneous play where the prover argues for the true label.
+* ``collaborative`` -- simultaneous play (either update rule) where the prover argues for
+  the true label.
 
 Heuristics from the paper's Appendix D are options of :class:`TrainConfig`: several
 verifier steps per prover step, adaptive prover steps, prover pretraining on the task's
-auxiliary losses, label smoothing.  Metrics on a fixed evaluation batch go to a JSONL log;
+auxiliary losses, label smoothing.  Metrics on a fixed evaluation batch go to a JSONL log
+(on FindThePlus with where the heads look: ``pointing_error_px``, the rms distance from
+the most plus-shaped head's glimpse centre to the plus, and ``on_plus``, the share of
+label-1 images with a head on the plus; each stress test adds every attack's precision,
+recall, accuracy and specificity);
 the agents and the configuration go to a checkpoint.
 """
 
@@ -56,7 +65,9 @@ from ._bookkeeping import (
 from ._game import ClosedFormResponse, Game, use_closed_form
 from ._memory import check_memory
 from .checkpoint import load_training_state, save_checkpoint
-from .config import BEST_RESPONSES, FORMULATIONS, TrainConfig, resolve_device
+from .config import BEST_RESPONSES, FORMULATIONS, UPDATES, TrainConfig, resolve_device
+from .diagnostics import pointing
+from .plus_verifier import PlusVerifier
 from .stress import Metrics, check_attacks, check_stress_memory, evaluate, stress_test
 from .task import PVGTask
 
@@ -151,6 +162,7 @@ def train(
     config: TrainConfig | None = None,
     observe: Observer | None = None,
     resume: str | Path | None = None,
+    agents: tuple[nn.Module, nn.Module] | None = None,
 ) -> TrainResult:
     """Train a prover and a verifier on ``task`` under ``config``; see the module docstring.
 
@@ -166,6 +178,10 @@ def train(
             the saved run is returned). ``task`` and ``config`` must be the saved run's,
             except for :data:`RESUMABLE_CHANGES`; the metrics it logged up to the saved
             step are carried over.
+        agents: ``(prover, verifier)`` to start from instead of fresh networks (copies
+            are trained; e.g. the hand-set agents of :mod:`proofgames.pvg.stability`).
+            Not with ``resume``. Agents of another architecture than the task's train
+            and log alike, but their saved state cannot be resumed.
 
     Runs with the same seed on CPU are identical, and so is a run resumed from its
     training state: N steps, then resumed to M, plays the same game as M steps at once.
@@ -191,6 +207,8 @@ def train(
     """
     config = config or TrainConfig()
     device = check_training(task, config)
+    if agents is not None and resume is not None:
+        raise PVGError("agents start a new run; a resumed run continues with its saved agents")
     saved = None
     if resume is not None:  # every check before any work
         state = load_training_state(resume)
@@ -201,6 +219,8 @@ def train(
     data_gen = torch.Generator().manual_seed(config.seed)
     eval_x, eval_y = (t.to(device) for t in task.sample(config.eval_size, data_gen))
     game = Game(task, config, device, data_gen)
+    if agents is not None:
+        game.use_agents(*agents)
     game.closed_form = use_closed_form(task, config.best_response, config.formulation)
     verifier_steps, prover_steps = config.step_counts()
     run = RunRecord()
@@ -246,6 +266,8 @@ def train(
             if last or stress_now or step % config.log_every == 0:
                 row: Metrics = {"step": step, "prover_steps": prover_steps, **losses}
                 row.update(evaluate(task, game.prover, game.verifier, eval_x, eval_y, config.seed))
+                if isinstance(game.verifier, PlusVerifier):  # where the heads look
+                    row.update(pointing(game.verifier, game.prover, eval_x, eval_y))
                 if stress_now:
                     tick = time.perf_counter()
                     results = stress_test(
@@ -260,6 +282,7 @@ def train(
                         row[f"{name}_precision"] = result.precision
                         row[f"{name}_recall"] = result.recall
                         row[f"{name}_accuracy"] = result.accuracy
+                        row[f"{name}_specificity"] = result.specificity
                     if config.keep_best is not None:
                         score = results[config.keep_best].accuracy
                         if run.best is None or score > run.best["score"]:
@@ -330,6 +353,7 @@ __all__ = [
     "TrainConfig",
     "Observer",
     "TrainResult",
+    "UPDATES",
     "check_training",
     "resolve_device",
     "train",

@@ -1,0 +1,320 @@
+"""Does the FindThePlus game keep a sound protocol it starts in? (issue 16, item 3).
+
+Training that never finds the sound protocol and training that finds it but cannot keep
+it look alike in the learning curves. This experiment separates them: it starts the game
+*at* a sound and complete protocol and watches whether play preserves it.
+
+* The verifier is :func:`sound_verifier`: head 0 reads the five plus cells of its
+  glimpse with weight 4 and bias -18 (a full plus of 1-pixels scores +2, four cells of
+  five -2), every other head's classifier weights are 0, and head ``h`` looks where
+  message coordinates ``2h, 2h + 1`` say (the identity map, so every shift is reachable).
+  No message makes it accept an image without a plus of 1-pixels: the exhaustive search
+  (:mod:`proofgames.pvg.exhaustive`) certifies that on every batch.
+* The prover is a :class:`PointingProver`: it points head 0 at the plus (of either
+  colour) with a chosen pointing error (rms, in pixels; 0 is an exact pointer), plus a
+  learned correction -- a :class:`~proofgames.pvg.find_the_plus.PlusProver` whose message
+  layer starts at 0 -- which the game trains.
+
+Each run plays ``steps`` game steps of one formulation and update rule with the task's
+training settings (no pretraining), and certifies the verifier every ``certify_every``
+steps with the exhaustive search on a fixed held-out batch: its specificity and recall
+against the most convincing message there is (exact on that batch), the trained prover's
+pointing error and the share of label-1 images with a head on the plus.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import torch
+from torch import Tensor, nn
+
+from .._errors import PVGError
+from ._figures import _figure, save_figure
+from .diagnostics import pointing
+from .exhaustive import search_messages
+from .find_the_plus import PLUS_OFFSETS, FindThePlus, PlusProver, plus_centres
+from .plus_verifier import PlusVerifier, pixel_to_shift
+from .registry import task_defaults
+from .stress import confusion, positive
+from .task import ProverOutput
+from .train import FORMULATIONS, UPDATES, TrainConfig, resolve_device, train
+
+__all__ = [
+    "PointingProver",
+    "StabilitySettings",
+    "certify",
+    "plot_stability",
+    "run_stability",
+    "sound_verifier",
+    "stability_table",
+]
+
+
+def sound_verifier(task: FindThePlus, weight: float = 4.0, bias: float = -18.0) -> PlusVerifier:
+    """The hand-set plus detector on head 0 (see the module docstring)."""
+    verifier = task.make_verifier()
+    g, heads = verifier.glimpse, verifier.heads
+    with torch.no_grad():
+        cells = torch.zeros(heads, g, g)
+        for dr, dc in PLUS_OFFSETS:
+            cells[0, g // 2 + dr, g // 2 + dc] = weight
+        verifier.classifier.weight.copy_(cells.view(1, -1))
+        verifier.classifier.bias.fill_(bias)
+        verifier.to_shift.weight.zero_()
+        verifier.to_shift.weight[:, : 2 * heads] = torch.eye(2 * heads)
+        verifier.to_shift.bias.zero_()
+    return verifier
+
+
+class PointingProver(nn.Module):
+    """Points head 0 at the plus, off by a fixed error per image, plus a learned message.
+
+    The error of an image is a fixed random linear function of its pixels, scaled so
+    that its rms length over the task's images is about ``error_px`` pixels (0: exact).
+
+    Args:
+        task: the FindThePlus task (its prover architecture makes the learned part).
+        error_px: rms pointing error in pixels.
+        seed: seed of the error's random projection.
+    """
+
+    projection: Tensor
+
+    def __init__(self, task: FindThePlus, error_px: float = 0.0, seed: int = 0) -> None:
+        super().__init__()
+        if not (math.isfinite(error_px) and error_px >= 0):
+            raise PVGError(f"pointing error must be a finite number >= 0, got {error_px}")
+        self.error_px, self.size = error_px, task.size
+        self.learned = task.make_prover()
+        assert isinstance(self.learned, PlusProver)
+        with torch.no_grad():
+            self.learned.to_message.weight.zero_()
+            self.learned.to_message.bias.zero_()
+        gen = torch.Generator().manual_seed(seed)
+        projection = torch.randn(2, task.size * task.size, generator=gen)
+        # pixels are fair coins: each axis's error has variance 0.25 |row|^2 before scaling
+        scale = error_px / math.sqrt(2) / (0.5 * projection.norm(dim=1, keepdim=True))
+        self.register_buffer("projection", projection * scale)
+
+    def pointer(self, x: Tensor) -> Tensor:
+        """``(n, 2)`` the (row, col) pixel head 0 is pointed at."""
+        error = (x.flatten(1) - 0.5) @ self.projection.T
+        return plus_centres(x) + error
+
+    def forward(self, x: Tensor, labels: Tensor | None = None) -> ProverOutput:
+        """The pointer (message coordinates 0, 1) plus the learned message."""
+        out: ProverOutput = self.learned(x, labels)
+        at = self.pointer(x)
+        pointing = torch.zeros_like(out.message)
+        pointing[:, 0] = pixel_to_shift(at[:, 1], self.size)
+        pointing[:, 1] = pixel_to_shift(at[:, 0], self.size)
+        return ProverOutput(message=out.message + pointing, aux_loss=out.aux_loss)
+
+
+def certify(
+    verifier: PlusVerifier, prover: nn.Module, x: Tensor, y: Tensor, best_head: int = 0
+) -> dict[str, float]:
+    """Exhaustive certification of ``verifier`` and where ``prover`` points, on ``(x, y)``.
+
+    Returns:
+        ``exhaustive_specificity`` and ``exhaustive_recall`` (against the most convincing
+        message for each image: exact on this batch), ``sound`` (1.0 when no label-0
+        image can be made to pass), and :func:`~proofgames.pvg.diagnostics.pointing`'s
+        ``pointing_error_px`` (of ``best_head``) and ``on_plus``.
+    """
+    was_training = verifier.training
+    verifier.eval()
+    with torch.no_grad():
+        found = search_messages(verifier, x)
+    tp, fp, fn, tn = confusion(found.bound, y)
+    where = pointing(verifier, prover, x, y, best_head)
+    verifier.train(was_training)
+    return {
+        "exhaustive_specificity": tn / (tn + fp) if tn + fp else 1.0,
+        "exhaustive_recall": tp / (tp + fn) if tp + fn else 0.0,
+        "sound": float(fp == 0),
+        **where,
+    }
+
+
+@dataclass(frozen=True)
+class StabilitySettings:
+    """The scale of a stability experiment.
+
+    Attributes:
+        steps: game steps per run.
+        certify_every: game steps between certifications (step 0 is always certified).
+        batch_size: instances per gradient step.
+        certify_size: held-out images of each certification.
+        errors_px: the prover's rms pointing errors, one run each (0: exact pointer).
+        formulations: the formulations played (see :data:`FORMULATIONS`).
+        updates: the update rules of simultaneous and collaborative play (the other
+            formulations are sequential and play once).
+        seed: seed of the game, the held-out batch and the pointing errors.
+        device: where the games are played (``"cpu"``, ``"cuda"``, ``"auto"``).
+    """
+
+    steps: int = 300
+    certify_every: int = 25
+    batch_size: int = 256
+    certify_size: int = 500
+    errors_px: tuple[float, ...] = (0.0, 0.5, 1.0, 1.8)
+    formulations: tuple[str, ...] = ("simultaneous", "verifier-first")
+    updates: tuple[str, ...] = UPDATES
+    seed: int = 0
+    device: str = "cpu"
+
+    def validate(self) -> None:
+        """Refuse settings under which the experiment cannot run, naming the setting."""
+        positive(
+            steps=self.steps,
+            certify_every=self.certify_every,
+            batch_size=self.batch_size,
+            certify_size=self.certify_size,
+        )
+        for name, given, allowed in (
+            ("formulation", self.formulations, FORMULATIONS),
+            ("update", self.updates, UPDATES),
+        ):
+            wrong = [v for v in given if v not in allowed]
+            if wrong or not given:
+                raise PVGError(f"{name}s must be a non-empty subset of {allowed}, got {given}")
+        if not self.errors_px:
+            raise PVGError("errors_px must name at least one pointing error")
+        for error in self.errors_px:
+            if not (math.isfinite(error) and error >= 0):
+                raise PVGError(f"pointing error must be a finite number >= 0, got {error}")
+
+    def games(self) -> list[tuple[str, str]]:
+        """``(formulation, update)`` of each run per pointing error."""
+        out = []
+        for formulation in self.formulations:
+            rules = self.updates if formulation in ("simultaneous", "collaborative") else ("-",)
+            out += [(formulation, rule) for rule in rules]
+        return out
+
+
+def _config(settings: StabilitySettings, formulation: str, update: str) -> TrainConfig:
+    values: dict[str, Any] = {
+        **task_defaults("find-the-plus"),
+        "pretrain_steps": 0,
+        "formulation": formulation,
+        "steps": settings.steps,
+        "batch_size": settings.batch_size,
+        "eval_size": settings.certify_size,
+        "log_every": settings.certify_every,
+        "seed": settings.seed,
+        "device": settings.device,
+        "progress": False,
+    }
+    if update != "-":
+        values["update"] = update
+    return TrainConfig(**values)
+
+
+def run_one(
+    task: FindThePlus, settings: StabilitySettings, formulation: str, update: str, error: float
+) -> dict[str, Any]:
+    """One run: the game from the hand-set agents, certified as it goes."""
+    gen = torch.Generator().manual_seed(10_000 + settings.seed)
+    x, y = task.sample(settings.certify_size, gen)
+    rows: list[dict[str, Any]] = []
+
+    def observe(step: int, prover: nn.Module, verifier: nn.Module) -> None:
+        assert isinstance(verifier, PlusVerifier)
+        device = next(verifier.parameters()).device
+        rows.append({"step": step, **certify(verifier, prover, x.to(device), y.to(device))})
+
+    agents = PointingProver(task, error, settings.seed), sound_verifier(task)
+    config = _config(settings, formulation, update)
+    result = train(task, config, observe=observe, agents=agents)
+    for row, logged in zip(rows[1:], result.metrics, strict=True):
+        row["verifier_accuracy"] = logged["verifier_accuracy"]
+        row["prover_steps"] = logged["prover_steps"]
+    lost = next((row["step"] for row in rows if not row["sound"]), None)
+    return {
+        "formulation": formulation,
+        "update": update,
+        "error_px": error,
+        "lost_at": lost,
+        "seconds": round(result.seconds, 1),
+        "rows": rows,
+    }
+
+
+def run_stability(
+    settings: StabilitySettings | None = None, task: FindThePlus | None = None
+) -> dict[str, Any]:
+    """Every run of the experiment (see the module docstring), as JSON-able data.
+
+    Returns:
+        ``{"settings": ..., "runs": [...]}``; each run has its formulation, update rule,
+        pointing error, ``lost_at`` (the first certified step at which some label-0
+        image of the held-out batch could be made to pass, ``None`` if never) and its
+        certification rows.
+
+    Raises:
+        PVGError: invalid settings, or a task whose glimpses the exhaustive search
+            cannot cover.
+    """
+    settings = settings or StabilitySettings()
+    settings.validate()
+    resolve_device(settings.device)
+    task = task or FindThePlus()
+    task.check_exhaustive()
+    runs = [
+        run_one(task, settings, formulation, update, error)
+        for error in settings.errors_px
+        for formulation, update in settings.games()
+    ]
+    return {"settings": {**asdict(settings), "task": task.init_args()}, "runs": runs}
+
+
+def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
+    """Exhaustive specificity and pointing error over game steps, a column per error."""
+    errors = sorted({run["error_px"] for run in results["runs"]})
+    fig, axes = _figure(2, len(errors), (4 * len(errors), 6), sharex=True, squeeze=False)
+    size = results["settings"]["certify_size"]
+    for col, error in enumerate(errors):
+        for run in (r for r in results["runs"] if r["error_px"] == error):
+            steps = [row["step"] for row in run["rows"]]
+            name = run["formulation"] + ("" if run["update"] == "-" else f" / {run['update']}")
+            axes[0][col].plot(steps, [r["exhaustive_specificity"] for r in run["rows"]], label=name)
+            axes[1][col].plot(steps, [r["pointing_error_px"] for r in run["rows"]], label=name)
+        axes[0][col].set_title(f"pointing error set to {error:g} px rms", fontsize=10)
+        axes[1][col].set_xlabel("game step")
+    axes[0][0].set_ylabel(f"exhaustive specificity\n(exact on {size} held-out images)")
+    axes[1][0].set_ylabel("pointing error, px rms\n(measured, label-1 held-out images)")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def stability_table(results: dict[str, Any]) -> str:
+    """Markdown: per run, when soundness was lost and the last certification's figures."""
+    settings = results["settings"]
+    lines = [
+        f"Hand-set sound verifier, {settings['steps']} game steps at batch "
+        f"{settings['batch_size']}, seed {settings['seed']}; certified by exhaustive search "
+        f"(exact) on {settings['certify_size']} held-out images every "
+        f"{settings['certify_every']} steps. Pointing error: measured rms over the label-1 "
+        "held-out images.",
+        "",
+        "| pointing error at step 0 (px rms, set) | formulation | update | soundness lost at "
+        "step | last: exhaustive specificity | last: exhaustive recall | last: pointing "
+        "error (px) | last: on plus |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for run in results["runs"]:
+        last = run["rows"][-1]
+        lost = "kept" if run["lost_at"] is None else str(run["lost_at"])
+        lines.append(
+            f"| {run['error_px']:g} | {run['formulation']} | {run['update']} | {lost} | "
+            f"{last['exhaustive_specificity']:.3f} | {last['exhaustive_recall']:.3f} | "
+            f"{last['pointing_error_px']:.2f} | {last['on_plus']:.3f} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,68 @@
+"""What the long FindThePlus runs log: where the heads look and the exact specificity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from proofgames.pvg import StressConfig, TrainConfig, make_task, train  # noqa: E402
+from proofgames.pvg._reproduction_plan import ftp_config  # noqa: E402
+from proofgames.pvg.diagnostics import pointing  # noqa: E402
+from proofgames.pvg.profiles import PROFILES  # noqa: E402
+from proofgames.pvg.stability import PointingProver, sound_verifier  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def test_find_the_plus_rows_log_the_pointing_error_and_the_exact_specificity():
+    task = make_task("find-the-plus")
+    stress = StressConfig(prover_steps=2, batch_size=16, eval_size=16, lbfgs_max_iter=2)
+    config = TrainConfig(steps=4, batch_size=8, eval_size=16, log_every=2, stress_every=4,
+                         stress=stress, stress_attacks=("messages", "exhaustive"),
+                         progress=False)  # fmt: skip
+    rows = train(task, config).metrics
+    assert all("pointing_error_px" in row and 0 <= row["on_plus"] <= 1 for row in rows)
+    last = rows[-1]
+    assert 0 <= last["exhaustive_specificity"] <= 1 and "messages_accuracy" in last
+
+
+def test_pointing_measures_the_plus_shaped_head_against_the_plus():
+    task = make_task("find-the-plus")
+    x, y = task.sample(200, torch.Generator().manual_seed(1))
+    verifier = sound_verifier(task)
+    exact = pointing(verifier, PointingProver(task, 0.0), x, y)
+    assert exact["pointing_error_px"] < 1e-4 and exact["on_plus"] == 1.0
+    off = pointing(verifier, PointingProver(task, 1.5), x, y)
+    assert off["pointing_error_px"] > 0.5 and off["on_plus"] < 1.0
+
+
+def test_the_long_profile_runs_20000_resumable_steps_with_the_exhaustive_search():
+    long = PROFILES["long"]
+    config = ftp_config(long, 0, "simultaneous", long.ftp_settings()["steps"], "cpu", False,
+                        Path("runs"))  # fmt: skip
+    assert (config.steps, config.batch_size, config.update) == (20000, 256, "alternating")
+    assert config.stress_every == config.checkpoint_every == 500
+    assert set(config.stress_attacks) == {"messages", "exhaustive"}
+    assert config.keep_best == "messages"
+    config.validate()
+
+
+def test_a_long_profile_reproduction_keeps_pointing_and_exact_specificity_curves(tmp_path):
+    from dataclasses import replace
+
+    from proofgames.pvg import reproduce, write_report
+
+    tiny = StressConfig(prover_steps=2, batch_size=16, eval_size=16, lbfgs_max_iter=2)
+    settings = (("batch_size", 16), ("steps", 4), ("pretrain_steps", 1))
+    scaled = replace(PROFILES["long"], ftp=settings, ftp_stress_every=2, ftp_baseline_steps=2,
+                     ftp_stress=tiny, ftp_selection_stress=tiny, eval_size=32)  # fmt: skip
+    results = reproduce((0,), scaled, ("find-the-plus",), "cpu", runs_dir=tmp_path / "runs")
+    pvg = next(c for c in results["find-the-plus"]["curves"] if c["training"] == "pvg")
+    assert any(v is not None for v in pvg["exhaustive_specificity"])
+    assert all(v is not None for v in pvg["pointing_error_px"])
+    assert (tmp_path / "runs" / "find-the-plus-pvg-s0" / "state.pt").is_file()
+    write_report(results, tmp_path / "report")
+    assert (tmp_path / "report" / "ftp_learning.png").is_file()

@@ -1,0 +1,96 @@
+"""The equilibrium-stability experiment: play started at the hand-set sound protocol."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from proofgames.pvg import FindThePlus, stress_test  # noqa: E402
+from proofgames.pvg.cli import app  # noqa: E402
+from proofgames.pvg.find_the_plus import plus_centres  # noqa: E402
+from proofgames.pvg.stability import (  # noqa: E402
+    PointingProver,
+    StabilitySettings,
+    certify,
+    run_stability,
+    sound_verifier,
+)
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+TINY = StabilitySettings(steps=2, certify_every=1, batch_size=16, certify_size=64,
+                         errors_px=(0.0,), formulations=("simultaneous",))  # fmt: skip
+
+
+def test_the_hand_set_verifier_is_certified_sound_and_complete_by_exhaustive_search():
+    task = FindThePlus()
+    exact = stress_test(task, sound_verifier(task), None, ("exhaustive",))["exhaustive"]
+    assert exact.perfect and exact.tn > 0
+
+
+def test_the_experiment_certifies_the_hand_set_protocol_at_step_0():
+    results = run_stability(TINY)
+    assert [(run["formulation"], run["update"]) for run in results["runs"]] == [
+        ("simultaneous", "simultaneous"),
+        ("simultaneous", "alternating"),
+    ]
+    for run in results["runs"]:
+        start = run["rows"][0]
+        assert start["step"] == 0 and start["sound"] == 1.0
+        assert start["exhaustive_specificity"] == 1.0 and start["exhaustive_recall"] == 1.0
+        assert start["pointing_error_px"] < 1e-4 and start["on_plus"] == 1.0
+        assert [row["step"] for row in run["rows"]] == [0, 1, 2]
+
+
+def test_the_exact_pointer_points_at_the_plus_and_the_error_grows_with_the_setting():
+    task = FindThePlus()
+    x, _ = task.sample(2000, torch.Generator().manual_seed(4))
+    truth = plus_centres(x)
+    errors = []
+    for error in (0.0, 0.5, 2.0):
+        pointer = PointingProver(task, error).pointer(x)
+        errors.append(float((pointer - truth).pow(2).sum(dim=1).mean().sqrt()))
+    assert errors[0] == 0.0 and errors[1] < errors[2]
+    assert 0.5 * 2.0 < errors[2] < 1.5 * 2.0  # about the rms asked for
+
+
+def test_a_verifier_that_accepts_a_four_cell_plus_is_not_certified_sound():
+    task = FindThePlus()
+    lax = sound_verifier(task, bias=-14.0)  # four cells of five now pass
+    x, y = task.sample(200, torch.Generator().manual_seed(2))
+    row = certify(lax, PointingProver(task), x, y)
+    assert row["sound"] == 0.0 and row["exhaustive_specificity"] < 1.0
+
+
+def test_the_experiment_refuses_settings_it_cannot_run():
+    for bad, name in [
+        (StabilitySettings(formulations=("sideways",)), "formulations"),
+        (StabilitySettings(updates=()), "updates"),
+        (StabilitySettings(errors_px=(-1.0,)), "pointing error"),
+        (StabilitySettings(steps=0), "steps"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            run_stability(bad)
+
+
+def test_pvg_stability_writes_its_results_and_figure(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "stability"
+    args = ["stability", "--steps", "2", "--certify-every", "1", "--batch-size", "16",
+            "--certify-size", "32", "--error", "0", "--formulation", "verifier-first",
+            "--out", str(out), "--json"]  # fmt: skip
+    ran = runner.invoke(app, args)
+    assert ran.exit_code == 0, ran.output
+    summary = json.loads(ran.output)
+    assert [run["update"] for run in summary["runs"]] == ["-"]  # sequential: played once
+    saved = json.loads((out / "stability.json").read_text())
+    assert saved["runs"][0]["rows"][0]["sound"] == 1.0
+    assert (out / "stability.png").stat().st_size > 0
+    assert "| 0 | verifier-first | - | kept |" in (out / "stability.md").read_text()
+    bad = runner.invoke(app, [*args[:-3], "--update", "sideways", "--out", str(out)])
+    assert bad.exit_code == 2 and "sideways" in bad.output
