@@ -51,9 +51,7 @@ COMMANDS = {
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_progress_goes_to_a_terminal_stderr_and_json_stays_clean(
-    name: str, tmp_path: Path
-) -> None:
+def test_progress_goes_to_a_terminal_stderr_and_json_stays_clean(name: str, tmp_path: Path) -> None:
     args, label = COMMANDS[name]
     code, out, err = run(args, terminal=True, cwd=tmp_path)
     assert code == 0, err

@@ -504,9 +504,7 @@ class CoinPredictor:
         return self.inner.announce(r, rng)
 
     def coin(self, r: Any, rng: Any) -> Any:
-        filed = [
-            o["B"] for o in reachable((r, rng)) if isinstance(o, dict) and "B" in o
-        ]
+        filed = [o["B"] for o in reachable((r, rng)) if isinstance(o, dict) and "B" in o]
         others = [o for o in reachable((r, rng)) if isinstance(o, np.random.Generator)]
         candidates = [g for g in filed + others if isinstance(g, np.random.Generator)]
         candidates = [g for g in candidates if g is not rng]

@@ -31,6 +31,7 @@ from ..wire import Malformed, as_int
 from ._common import describe_exception, reported_queries
 
 PER_SAMPLE_LIMIT = 50_000_000  # samples x debates drawn one by one in one call
+COUNTER_LIMIT = 2**62  # the most samples one party's per-debate counter may reach
 
 
 class Sampler:
@@ -82,6 +83,11 @@ class Sampler:
         out = p.copy()
         todo = ~known
         if todo.any():
+            if k > COUNTER_LIMIT or int(self._counts[rows[todo]].max()) > COUNTER_LIMIT - k:
+                raise ValueError(
+                    f"{k:,} more samples would take a debate's count past {COUNTER_LIMIT:.3g}, "
+                    "the most the simulator counts exactly"
+                )
             np.add.at(self._counts, rows[todo], k)
             out[todo] = self._draw(t, vals[todo], p[todo], k)
         return out

@@ -56,6 +56,7 @@ from ._batch import Batch, BatchResult
 from ._catalog import Defaults, Instance, Options, ProtocolInfo, register_protocol
 from ._common import Debate, Outcome, player_spec, spawn_rngs
 from ._lockstep import (
+    COUNTER_LIMIT,
     PER_SAMPLE_LIMIT,
     ForfeitLog,
     LockstepParty,
@@ -113,6 +114,7 @@ def _check(
         raise ProtocolError(f"params are for T = {params.steps}; the machine has {machine.length}")
     if type(debates) is not int or debates <= 0:
         raise ProtocolError(f"debates must be a positive integer, got {debates!r}")
+    _check_counters(machine, params)
     most = max(params.a_samples, params.b_samples, params.v_samples) * debates
     if how == "per-sample" and most > PER_SAMPLE_LIMIT:
         raise ProtocolError(
@@ -120,6 +122,23 @@ def _check(
             f"{PER_SAMPLE_LIMIT:,}; use sampling='binomial' (the same distribution) or fewer "
             "debates"
         )
+
+
+def _check_counters(machine: StochasticMachine, params: StochasticParams) -> None:
+    """Refuse, before play, a debate whose prescribed samples overflow the exact counters.
+
+    Each debate's samples are counted per party in 64-bit integers; an honest prover
+    samples at every oracle step, so ``samples x oracle steps`` must fit.
+    """
+    queries = sum(machine.is_query(t) for t in range(machine.length))
+    for party, per_step in (("A", params.a_samples), ("B", params.b_samples)):
+        if per_step * queries > COUNTER_LIMIT:
+            raise ProtocolError(
+                f"{party}'s prescribed samples per debate ({per_step:,} at each of "
+                f"{queries:,} oracle steps = {per_step * queries:.3g}) exceed the "
+                f"{COUNTER_LIMIT:.3g} that the simulator counts exactly; use a machine "
+                "with fewer oracle steps or parameters with fewer prover samples"
+            )
 
 
 def _check_budget(

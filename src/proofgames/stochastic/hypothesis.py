@@ -54,6 +54,7 @@ from typing import Protocol
 import numpy as np
 
 from .._errors import ProtocolError
+from ._sweep_kernel import flatten, sweep_kernel
 from .exact import MAX_STATES, FloatArray, IntArray, _unique_rows
 from .lipschitz import LipschitzBounds, require_lipschitz
 from .machine import StochasticMachine
@@ -111,13 +112,21 @@ def _layers(machine: StochasticMachine, max_states: int) -> tuple[list[_Layer], 
     return layers, vals[:, 0].astype(np.float64)
 
 
-def _shift(p: FloatArray, eps: FloatArray, up: np.ndarray) -> FloatArray:
-    """``clip(p +- eps) - p`` without cancellation (``up`` picks the sign)."""
-    return np.where(up, np.minimum(eps, 1.0 - p), -np.minimum(eps, p))
+def _flat(layers: list[_Layer]) -> tuple[IntArray, FloatArray, IntArray, IntArray]:
+    """The layers as the compiled sweep's flat arrays (:mod:`._sweep_kernel`)."""
+    offsets, c0, c1 = flatten(
+        [layer.p for layer in layers],
+        [layer.child0 for layer in layers],
+        [layer.child1 for layer in layers],
+    )
+    return offsets, np.concatenate([layer.p for layer in layers]), c0, c1
 
 
 def _sweep(
-    layers: list[_Layer], output: FloatArray, a: FloatArray, b: FloatArray
+    flat: tuple[IntArray, FloatArray, IntArray, IntArray],
+    output: FloatArray,
+    a: FloatArray,
+    b: FloatArray,
 ) -> tuple[FloatArray, FloatArray]:
     """For each cell ``[a, b]`` and direction (up, down): ``f(a)`` and ``L(a, b)``.
 
@@ -126,33 +135,11 @@ def _sweep(
     avoid cancellation) and, per direction, the largest expected sum over perturbations of
     radius ``b`` of the output gaps an oracle within ``a`` of the truth can produce, counted
     only in the directions the step's probability can still move (module docstring).
-    Returns two arrays of shape ``(2, cells)``.
+    Returns two arrays of shape ``(2, cells)``; compiled in :mod:`._sweep_kernel`.
     """
-    base = output
-    hi = output[:, None] + np.zeros((1, a.size))
-    lo = hi.copy()
-    w_hi, w_lo = np.zeros_like(hi), np.zeros_like(hi)
-    rewards = [np.zeros_like(hi), np.zeros_like(hi)]
-    for layer in reversed(layers):
-        p, c0, c1 = layer.p[:, None], layer.child0, layer.child1
-        true_gap = (base[c1] - base[c0])[:, None]
-        rises = np.maximum(0.0, true_gap + w_hi[c1] - w_lo[c0])  # bound on a gap > 0
-        falls = np.maximum(0.0, -true_gap - w_lo[c1] + w_hi[c0])  # bound on a gap < 0
-        either = np.maximum(rises, falls)
-        up = np.where(p <= 0.0, rises, np.where(p >= 1.0, falls, either))
-        down = np.where(p <= 0.0, falls, np.where(p >= 1.0, rises, either))
-        for i, gain in enumerate((up, down)):
-            r = rewards[i]
-            d = r[c1] - r[c0]
-            rewards[i] = np.minimum(1.0, gain) + r[c0] + d * (p + _shift(p, b[None, :], d >= 0))
-        moved = []
-        for val, w, sign in ((hi, w_hi, 1.0), (lo, w_lo, -1.0)):
-            d = val[c1] - val[c0]
-            delta = _shift(p, a[None, :], sign * d >= 0)
-            moved.append((val[c0] + d * (p + delta), w[c0] + (w[c1] - w[c0]) * p + d * delta))
-        (hi, w_hi), (lo, w_lo) = moved
-        base = base[c0] + (base[c1] - base[c0]) * layer.p
-    return np.stack([w_hi[0], -w_lo[0]]), np.stack([rewards[0][0], rewards[1][0]])
+    offsets, p, c0, c1 = flat
+    f, slope = sweep_kernel(offsets, p, c0, c1, output, a, b)
+    return np.asarray(f, np.float64), np.asarray(slope, np.float64)
 
 
 def _cell_bounds(a: FloatArray, b: FloatArray, f: FloatArray, slope: FloatArray) -> FloatArray:
@@ -185,11 +172,12 @@ def step_lipschitz_bounds(
     except ProtocolError:
         lower = machine.lipschitz if machine.lipschitz_exact and machine.lipschitz else 0.0
         return LipschitzBounds(float(lower), cone, False, "oracle-exact", "step-count")
+    flat = _flat(layers)
     edges = np.concatenate([[0.0], np.geomspace(1e-9, 1.0, 64)])
     a, b = edges[:-1], edges[1:]
     lower, closed = 0.0, [np.zeros(1)]
     for _ in range(max_rounds):
-        f, slope = _sweep(layers, output, a, b)
+        f, slope = _sweep(flat, output, a, b)
         lower = max(lower, float(np.max(f[:, a > 0] / a[a > 0], initial=0.0)))
         bound = _cell_bounds(a, b, f, slope)
         open_ = bound > lower * (1.0 + rtol)

@@ -69,8 +69,9 @@ MAX_STEPS = 100_000
 
 Building costs roughly 2.5 us and 250 bytes per step (measured: ``majority:n=2000``, 2.0 M
 steps, 4.7 s and 470 MB), and using it more: the every-step K that the stochastic protocol's
-parameters need (:func:`~proofgames.stochastic.hypothesis.step_lipschitz_bounds`) took
-about 100 us per step on ``copy-chain`` (31 s at 100,000 steps).  The default is
+parameters need (:func:`~proofgames.stochastic.hypothesis.step_lipschitz_bounds`, compiled)
+took 30 to 180 us per step (measured: ``copy-chain:t=200000`` 5.6 s, ``all-pass:n=100001``
+6.7 s, ``parity:n=100001`` 36.6 s, on a 2-core machine).  The default is
 ``majority:n=446``, ``screening:n~520``, ``copy-chain:t=100000``.
 """
 _STEP_LIMIT: ContextVar[int] = ContextVar("stochastic_max_steps", default=MAX_STEPS)
@@ -139,7 +140,8 @@ def _check_steps(steps: int, how: str, exact: bool = True, noun: str = "steps") 
         mem = f"{memory / 1e9:,.3g} GB" if memory >= 1e9 else f"{memory / 1e6:.3g} MB"
         raise MachineFormatError(
             f"too large: {how} makes {size} (roughly {steps * 2.5e-6:,.3g} s and {mem} to "
-            f"build, up to {steps * 1e-4:,.3g} s more for its every-step K), over the limit "
+            f"build, and {steps * 3e-5:,.3g} to {steps * 2e-4:,.3g} s more, as measured, for its "
+            f"every-step K), over the limit "
             f"max_steps = {limit:,}; raise max_steps (--max-steps) to build it anyway"
         )
 
