@@ -44,13 +44,20 @@ def _plus_detector(threshold: float) -> PlusVerifier:
     return verifier.eval()
 
 
-@pytest.mark.parametrize("bounded", [False, True])
-def test_the_exhaustive_messages_reach_the_bound_and_no_shift_beats_it(bounded):
-    task = FindThePlus(bounded_shifts=bounded)
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"bounded_shifts": True}, {"glimpse": 10, "logits": 2}],
+    ids=["free", "bounded", "literal-stn"],
+)
+def test_the_exhaustive_messages_reach_the_bound_and_no_shift_beats_it(settings):
+    # literal-stn: 10x10 samples of a 5x5 region (half a pixel apart), two class logits.
+    bounded = settings.get("bounded_shifts", False)
+    task = FindThePlus(**settings)
     x, _ = task.sample(64, torch.Generator().manual_seed(1))
-    verifier = _random_verifier(2, bounded_shifts=bounded)
+    verifier = _random_verifier(2, **settings)
     found = search_messages(verifier, x)
     assert found.reachable
+    weight, bias = verifier.readout()
     with torch.no_grad():
         assert torch.allclose(verifier(x, found.messages), found.bound, atol=1e-4)
         gen = torch.Generator().manual_seed(3)
@@ -59,7 +66,18 @@ def test_the_exhaustive_messages_reach_the_bound_and_no_shift_beats_it(bounded):
             if bounded:
                 shifts = torch.tanh(shifts)
             looks = verifier.glimpses_at(x, shifts).flatten(1)
-            assert bool((verifier.classifier(looks)[:, 0] <= found.bound + 1e-5).all())
+            assert bool((looks @ weight + bias <= found.bound + 1e-5).all())
+
+
+def test_two_class_logits_score_their_difference_and_the_task_builds_them():
+    verifier = FindThePlus(glimpse=10, logits=2).make_verifier()
+    assert verifier.classifier.out_features == 2 and verifier.glimpse == 10
+    x, message = torch.rand(3, 1, 10, 10), torch.randn(3, 32)
+    with torch.no_grad():
+        out = verifier.classifier(verifier.glimpses_at(x, verifier.shifts(message)).flatten(1))
+        assert torch.allclose(verifier(x, message), out[:, 1] - out[:, 0])
+    with pytest.raises(ValueError, match="logits must be 1 or 2"):
+        FindThePlus(logits=3)
 
 
 def test_lbfgs_never_finds_a_more_convincing_message_than_the_exhaustive_search():

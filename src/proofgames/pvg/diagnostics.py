@@ -134,7 +134,7 @@ def plus_alignment(verifier: nn.Module) -> list[float]:
     if not isinstance(verifier, PlusVerifier):
         raise TypeError("plus_alignment needs a PlusVerifier")
     g = verifier.glimpse
-    weights = verifier.classifier.weight.detach().cpu().view(verifier.heads, g * g)
+    weights = verifier.readout()[0].detach().cpu().view(verifier.heads, g * g)
     centre = torch.tensor([g // 2])
     template = plus_mask(centre, centre, g).view(1, g * g).float()
     weights = weights - weights.mean(dim=1, keepdim=True)

@@ -35,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -70,17 +71,27 @@ class ExhaustiveSearch:
 
 
 def _axis_places(verifier: PlusVerifier) -> Tensor:
-    """Candidate glimpse centres along one axis, in (fractional) pixels."""
+    """Candidate glimpse centres along one axis, in (fractional) pixels.
+
+    Samples ``spacing`` pixels apart cross pixel centres on a lattice of step 1 when the
+    spacing is whole, and of step ``spacing`` when it is ``1/m`` (a zoomed-in glimpse
+    that resamples, e.g. 10x10 samples of a 5x5 region): between those places every
+    sample's bilinear weights are linear in the centre.
+    """
     size, g = verifier.size, verifier.glimpse
     spacing = size / (g * verifier.zoom)
-    if spacing < 1 - 1e-9 or abs(spacing - round(spacing)) > 1e-9:
+    whole = spacing >= 1 - 1e-9 and abs(spacing - round(spacing)) <= 1e-9
+    inverse = spacing < 1 and abs(1 / spacing - round(1 / spacing)) <= 1e-9
+    if not (whole or inverse):
         raise PVGError(
-            "exhaustive search needs glimpse samples a whole number of pixels apart; this "
-            f"verifier's are {spacing:g} apart (size / (glimpse * zoom) = "
-            f"{size} / ({g} * {verifier.zoom:g}))"
+            "exhaustive search needs glimpse samples a whole number of pixels (or 1/m of a "
+            f"pixel) apart; this verifier's are {spacing:g} apart (size / (glimpse * zoom) "
+            f"= {size} / ({g} * {verifier.zoom:g}))"
         )
-    half = round(spacing) * (g - 1) / 2  # centre to outermost sample
-    places = torch.arange(-1 - half, size + half + 1, 1.0, dtype=torch.float64)
+    step = 1.0 if whole else 1.0 / round(1 / spacing)
+    half = (round(spacing) if whole else step) * (g - 1) / 2  # centre to outermost sample
+    count = math.ceil((size + 2 * half + 2) / step - 1e-9)  # as arange(low, high, step)
+    places = -1 - half + step * torch.arange(count, dtype=torch.float64)
     if verifier.bounded_shifts:  # the open box of centres (-1/2, size - 1/2)
         low, high = -0.5, size - 0.5
         inside = places[(places > low) & (places < high)]
@@ -109,7 +120,7 @@ def head_scores(verifier: PlusVerifier, x: Tensor, shifts: Tensor) -> Tensor:
     """``(n, heads, L)``: each head's logit term at each of ``shifts`` ``(L, 2)``."""
     g = verifier.glimpse
     looks = verifier.glimpses_at(x, shifts[None].expand(x.shape[0], -1, -1))
-    weights = verifier.classifier.weight.view(verifier.heads, g * g)
+    weights = verifier.readout()[0].view(verifier.heads, g * g)
     return torch.einsum("nlp,hp->nhl", looks.flatten(2), weights)
 
 
@@ -133,7 +144,7 @@ def search_messages(verifier: PlusVerifier, x: Tensor, chunk: int = 256) -> Exha
             best = head_scores(verifier, part, shifts).max(dim=2)
             values.append(best.values)
             places.append(best.indices)
-        bias = verifier.classifier.bias[0]
+        bias = verifier.readout()[1]
         bound = bias + torch.cat(values).sum(dim=1)
         best_shifts = shifts[torch.cat(places)]  # (n, heads, 2)
         weight = verifier.to_shift.weight.double()  # (2 * heads, message_dim)

@@ -274,6 +274,10 @@ class FindThePlus(PVGTask):
             :class:`PlusVerifier`; off in the paper).
         pool: the prover's average-pooling window, ``0`` for a global mean pool (see
             :class:`PlusProver`).
+        logits: the verifier's class logits, ``1`` or ``2`` (see :class:`PlusVerifier`).
+            ``glimpse=10, logits=2`` is the literal spatial-transformer reading: each head
+            resamples its 5x5 region to 10x10 (zoom 2, the input's size) and the
+            classifier has two logits.
         balanced_ones: make the number of 1-pixels independent of the label. With
             uniform noise around the planted plus, label-1 images hold 5 more planted
             1-pixels than label-0 images, and thresholding the count of 1-pixels alone
@@ -293,8 +297,11 @@ class FindThePlus(PVGTask):
     bounded_shifts: bool = False
     pool: int = 2
     balanced_ones: bool = False
+    logits: int = 1
 
     def __post_init__(self) -> None:
+        if self.logits not in (1, 2):
+            raise PVGError(f"find-the-plus: logits must be 1 or 2, got logits={self.logits!r}")
         if self.size < 3:
             raise PVGError(f"find-the-plus: images must be at least 3x3, got size={self.size}")
         _checked_pool(self.pool)
@@ -385,6 +392,7 @@ class FindThePlus(PVGTask):
             message_dim=self.message_dim,
             glimpse=self.glimpse,
             bounded_shifts=self.bounded_shifts,
+            logits=self.logits,
         )
 
     def best_messages(self, verifier: nn.Module, x: Tensor) -> Tensor:

@@ -55,6 +55,9 @@ class PlusVerifier(nn.Module):
         bounded_shifts: pass the shifts through ``tanh``, so every glimpse centre stays
             inside the image (the paper lets a head look anywhere, with zero padding; a
             head that drifts wholly outside sees nothing and its shift gets no gradient).
+        logits: ``1`` (a single logit) or ``2`` (two class logits, read as their
+            difference: the literal reading of a spatial-transformer classifier with a
+            softmax over two classes; the same functions, another parametrization).
     """
 
     def __init__(
@@ -65,12 +68,25 @@ class PlusVerifier(nn.Module):
         glimpse: int = 5,
         zoom: float = 2.0,
         bounded_shifts: bool = False,
+        logits: int = 1,
     ) -> None:
         super().__init__()
+        if logits not in (1, 2):
+            raise ValueError(f"logits must be 1 or 2, got {logits!r}")
         self.size, self.heads, self.glimpse, self.zoom = size, heads, glimpse, zoom
-        self.bounded_shifts = bounded_shifts
+        self.bounded_shifts, self.logits = bounded_shifts, logits
         self.to_shift = nn.Linear(message_dim, 2 * heads)
-        self.classifier = nn.Linear(heads * glimpse * glimpse, 1)
+        self.classifier = nn.Linear(heads * glimpse * glimpse, logits)
+
+    def readout(self) -> tuple[Tensor, Tensor]:
+        """The logit as one linear map of the glimpses: ``(weight (heads * g * g,), bias)``.
+
+        With two class logits it is their difference (class 1 minus class 0).
+        """
+        w, b = self.classifier.weight, self.classifier.bias
+        if self.logits == 2:
+            return w[1] - w[0], b[1] - b[0]
+        return w[0], b[0]
 
     def shifts(self, message: Tensor) -> Tensor:
         """Translations ``(n, heads, 2)`` as ``(tx, ty)`` in normalized coordinates."""
@@ -113,5 +129,5 @@ class PlusVerifier(nn.Module):
     def forward(self, x: Tensor, message: Tensor) -> Tensor:
         """Logits ``(n,)`` of P[label 1] from the glimpses the message points to."""
         looks = self.glimpses_at(x, self.shifts(message))
-        logits: Tensor = self.classifier(looks.flatten(1))
-        return logits[:, 0]
+        out: Tensor = self.classifier(looks.flatten(1))
+        return out[:, 1] - out[:, 0] if self.logits == 2 else out[:, 0]
