@@ -6,7 +6,9 @@ numbers, NaN, junk specs, bad UTF-8 and missing or corrupt files. Every run must
 succeed or refuse with exit code 2 and a one-line message. It must never raise a
 traceback, and it must never write outside its own working folder.
 
-The default run tries 25 cases per test. The long profile runs more:
+Half the cases are clean (one shared draw per case): every value is valid, so real runs
+happen and their paths are fuzzed too; the others mix valid and hostile values. The
+default run tries 25 cases per test. The long profile runs more:
 ``PROOFGAMES_FUZZ_EXAMPLES=400 pytest -m fuzz``.
 """
 
@@ -64,6 +66,34 @@ MACHINES = st.one_of(
     JUNK,
 )  # fmt: skip
 STEPS = st.one_of(st.integers(-5, 64).map(str), NUMBERS)
+CLEAN = st.shared(st.booleans(), key="clean")
+"""One draw per test case: a clean case takes only valid values, so half the cases run."""
+
+
+def mostly(valid: st.SearchStrategy[str], bad: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """A valid value in a clean case; otherwise valid three times in four."""
+    return CLEAN.flatmap(lambda clean: valid if clean else st.one_of(valid, valid, valid, bad))
+
+
+def hostile(values: st.SearchStrategy[list[str]]) -> st.SearchStrategy[list[str]]:
+    """An option left out in a clean case; otherwise drawn from ``values``."""
+    return CLEAN.flatmap(lambda clean: st.just([]) if clean else values)
+
+
+def players(protocol: str) -> st.SearchStrategy[list[str]]:
+    """``--prover-a``/``--prover-b``: registered names in a clean case, else any spec."""
+    from proofgames.strategies import strategy_names
+
+    valid = st.tuples(*(st.sampled_from(strategy_names(protocol, r)) for r in ("A", "B")))
+    return CLEAN.flatmap(
+        lambda clean: (
+            valid.map(lambda ab: ["--prover-a", ab[0], "--prover-b", ab[1]])
+            if clean
+            else st.tuples(option("--prover-a", SPECS), option("--prover-b", SPECS)).map(
+                lambda ab: ab[0] + ab[1]
+            )
+        )
+    )
 
 
 def option(name: str, values: st.SearchStrategy[str]) -> st.SearchStrategy[list[str]]:
@@ -91,32 +121,45 @@ def check(args: list[str], where: Path) -> None:
 
 @FAST
 @given(
-    protocol=st.one_of(PROTOCOLS, JUNK),
-    machine=option("--machine", MACHINES),
-    steps=option("--steps", STEPS),
-    claim=option("--claim", st.one_of(st.sampled_from(["0", "1"]), NUMBERS)),
-    a=option("--prover-a", SPECS),
-    b=option("--prover-b", SPECS),
-    seed=option("--seed", st.one_of(st.integers(0, 9).map(str), NUMBERS)),
-    params=option("--params", st.one_of(st.sampled_from(["paper", "lean:strict"]), JUNK)),
-    timeout=option("--timeout", st.one_of(st.just("30"), NUMBERS)),
+    protocol=mostly(PROTOCOLS, JUNK),
+    machine=hostile(option("--machine", MACHINES)),
+    steps=hostile(option("--steps", STEPS)),
+    claim=hostile(option("--claim", st.one_of(st.sampled_from(["0", "1"]), NUMBERS))),
+    seed=option("--seed", mostly(st.integers(0, 9).map(str), NUMBERS)),
+    timeout=option("--timeout", mostly(st.just("30"), NUMBERS)),
     as_json=st.sampled_from([[], ["--json"]]),
+    data=st.data(),
 )
-def test_debate_never_crashes(workdir: Path, protocol: str, **opts: list[str]) -> None:
+def test_debate_never_crashes(
+    workdir: Path, protocol: str, data: st.DataObject, **opts: list[str]
+) -> None:
+    known = protocol in ("bisection", "cross-examination", "witness", "stochastic",
+                         "stochastic-witness")  # fmt: skip
+    opts["players"] = data.draw(players(protocol) if known else st.just([]))
+    opts["params"] = data.draw(hostile(option("--params", st.one_of(
+        st.sampled_from(["paper", "lean:strict"]), JUNK))))  # fmt: skip
     args = ["debate", protocol] + [x for v in opts.values() for x in v]
     check(args, workdir)
 
 
 @FAST
 @given(
-    machine=option("--machine", MACHINES),
-    params=option("--params", st.one_of(st.sampled_from(["paper", "lean"]), JUNK)),
-    claim=option("--claim", st.one_of(st.sampled_from(["0", "1"]), NUMBERS)),
-    a=option("--prover-a", SPECS),
-    b=option("--prover-b", SPECS),
-    debates=option("--debates", st.one_of(st.integers(-3, 300).map(str), NUMBERS)),
-    seed=option("--seed", st.one_of(st.integers(0, 9).map(str), NUMBERS)),
-    workers=option("--workers", st.one_of(st.sampled_from(["1"]), NUMBERS)),
+    machine=option(
+        "--machine",
+        mostly(
+            st.sampled_from(["single-query:p=0.7", "majority:n=3,p=0.8", "parity:n=3,p=0.2"]),
+            MACHINES,
+        ),
+    ),
+    params=option("--params", mostly(st.sampled_from(["paper", "lean"]), JUNK)),
+    claim=option("--claim", mostly(st.sampled_from(["0", "1"]), NUMBERS)),
+    ab=players("stochastic"),
+    debates=option(
+        "--debates",
+        mostly(st.integers(1, 300).map(str), st.one_of(st.integers(-3, 0).map(str), NUMBERS)),
+    ),
+    seed=option("--seed", mostly(st.integers(0, 9).map(str), NUMBERS)),
+    workers=option("--workers", mostly(st.sampled_from(["1"]), NUMBERS)),
     as_json=st.sampled_from([[], ["--json"]]),
 )
 def test_estimate_never_crashes(workdir: Path, **opts: list[str]) -> None:
