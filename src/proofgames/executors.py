@@ -168,8 +168,10 @@ def make_executor(
 @contextmanager
 def _dask_client(workers: int, address: str | None, processes: bool) -> Iterator[Any]:
     """A Dask client of the cluster at ``address``, or of a new ``LocalCluster``."""
-    from distributed import Client, LocalCluster
+    import distributed
 
+    dist: Any = distributed  # untyped
+    Client, LocalCluster = dist.Client, dist.LocalCluster
     if address is not None:
         try:
             client = Client(address, timeout=CONNECT_TIMEOUT)

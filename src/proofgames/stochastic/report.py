@@ -171,7 +171,7 @@ def deterministic_steps(
         for name, params in runs:
             theorem = guarantee(m, params, 1)
             assert theorem.formula is not None
-            row = {"machine": m.name, "params": name, "K": params.k_definition,
+            row: dict[str, Any] = {"machine": m.name, "params": name, "K": params.k_definition,
                    "K value": params.k, "adversary": None, "acceptance": None,
                    "bound formula": theorem.formula, "hypothesis": theorem.hypothesis,
                    "within formula": None}  # fmt: skip
