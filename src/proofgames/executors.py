@@ -111,13 +111,15 @@ def check_executor(kind: str, workers: int = 1, scheduler: str | None = None) ->
         raise ExecutorError(f"workers must be a positive integer, got {workers!r}")
     if kind != "dask":
         if scheduler is not None:
-            raise ExecutorError(f"a scheduler ({scheduler}) needs the dask executor")
+            raise ExecutorError(
+                f"a scheduler address ({scheduler}) needs the dask executor (--executor dask)"
+            )
         return
     address = scheduler_address(scheduler)
     if address is not None and not _ADDRESS.match(address):
-        source = "the scheduler" if scheduler else f"${SCHEDULER_ENV}"
+        source = "" if scheduler else f" (from ${SCHEDULER_ENV})"
         raise ExecutorError(
-            f"bad scheduler address {address!r} ({source}): expected tcp://HOST:PORT"
+            f"bad scheduler address {address!r}{source}: expected tcp://HOST:PORT"
         )
     try:
         import distributed  # noqa: F401
