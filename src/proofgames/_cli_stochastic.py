@@ -98,6 +98,14 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         workers: Annotated[int, typer.Option(min=1, help="worker processes")] = 1,
         executor: ExecutorOption = "local",
         scheduler: SchedulerOption = None,
+        chunk: Annotated[
+            int | None,
+            typer.Option(
+                min=1,
+                help="debates per work item (default: sized to the machine); the numbers "
+                "depend on it, not on the executor or its workers",
+            ),
+        ] = None,
         store: Annotated[
             str | None,
             typer.Option(
@@ -141,6 +149,7 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
                     seed=seed,
                     workers=workers,
                     progress=bar.advance,
+                    chunk=chunk,
                     max_steps=max_steps,
                     executor=pool,
                     store=Path(store) if store else None,

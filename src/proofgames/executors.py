@@ -118,9 +118,7 @@ def check_executor(kind: str, workers: int = 1, scheduler: str | None = None) ->
     address = scheduler_address(scheduler)
     if address is not None and not _ADDRESS.match(address):
         source = "" if scheduler else f" (from ${SCHEDULER_ENV})"
-        raise ExecutorError(
-            f"bad scheduler address {address!r}{source}: expected tcp://HOST:PORT"
-        )
+        raise ExecutorError(f"bad scheduler address {address!r}{source}: expected tcp://HOST:PORT")
     try:
         import distributed  # noqa: F401
     except ImportError:

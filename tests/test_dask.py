@@ -1,0 +1,115 @@
+"""Dask distributed through the executor seam: same numbers as the local executor, nothing
+lost when a worker is killed mid-sweep.
+
+An in-process client (threads of this process) and a ``LocalCluster`` of 2 worker
+processes of one thread each, shared by the module's tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from proofgames._exhaustive_items import search_instances  # noqa: E402
+from proofgames.executors import dashboard_link, make_executor  # noqa: E402
+from proofgames.stochastic.montecarlo import Cell, estimate_cells  # noqa: E402
+
+pytestmark = pytest.mark.dask
+
+CELLS = [
+    Cell("single-query:p=0.8", "lean", 1, "honest", "abort-at"),
+    Cell("majority:n=3,p=0.38", "paper", 1, "shift:delta=0.1", "honest"),
+    Cell("long-computation:t=30,votes=3", "lean", 1, "honest", "honest"),
+]
+
+
+def untimed(estimates) -> list[dict]:
+    return [{k: v for k, v in e.to_dict().items() if k != "seconds"} for e in estimates]
+
+
+@pytest.fixture(scope="module")
+def local_numbers() -> list[dict]:
+    return untimed(estimate_cells(CELLS, debates=3000, seed=11, chunk=600))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A LocalCluster of 2 worker processes (one thread each) and its client."""
+    with make_executor("dask", workers=2) as executor:
+        yield executor._client, executor
+
+
+def test_an_in_process_client_gives_the_local_numbers(local_numbers):
+    with distributed.Client(processes=False, dashboard_address=":0") as client:
+        executor = client.get_executor(pure=False)
+        got = estimate_cells(CELLS, debates=3000, seed=11, chunk=600, executor=executor)
+    assert untimed(got) == local_numbers
+
+
+def test_two_worker_processes_give_the_local_numbers(cluster, local_numbers):
+    client, executor = cluster
+    assert len(client.scheduler_info()["workers"]) == 2
+    got = estimate_cells(CELLS, debates=3000, seed=11, chunk=600, executor=executor)
+    assert untimed(got) == local_numbers
+    records = search_instances("bisection", ["bb2", "bb3"], 6, executor=executor)
+    assert [r["truth"] for r in records] == [
+        r["truth"] for r in search_instances("bisection", ["bb2", "bb3"], 6)
+    ]
+    assert dashboard_link(executor) is not None
+
+
+def test_a_worker_killed_mid_sweep_loses_nothing(cluster, tmp_path):
+    client, executor = cluster
+    cells = [Cell("long-computation:t=300,votes=3", "lean", 1, "honest", "honest")]
+    kwargs = {"debates": 48_000, "seed": 5, "chunk": 3000}  # 16 chunks of ~0.3 s
+    expected = untimed(estimate_cells(cells, **kwargs))
+    pids = client.run(os.getpid)  # {worker address: process id}
+    victim = sorted(pids.values())[0]
+    finished: list[int] = []
+    killed = threading.Event()
+
+    def kill_after_three(n: int) -> None:
+        finished.append(n)
+        if len(finished) == 3 and not killed.is_set():
+            os.kill(victim, signal.SIGKILL)  # mid-sweep: both workers hold a chunk
+            killed.set()
+
+    store = tmp_path / "sweep.jsonl"
+    got = estimate_cells(cells, **kwargs, executor=executor, store=store, progress=kill_after_three)
+    assert killed.is_set()
+    with pytest.raises(ProcessLookupError):
+        os.kill(victim, 0)  # that worker process is gone
+    assert untimed(got) == expected  # nothing lost, nothing counted twice
+    keys = [json.loads(line)["key"] for line in store.read_text().splitlines()[1:]]
+    assert sorted(keys) == sorted(f"0/{j}" for j in range(16))
+    assert len(finished) == 16
+
+
+def test_the_cli_runs_an_estimate_on_a_local_cluster(tmp_path: Path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from proofgames.cli import app
+
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    args = ["estimate", "-m", "majority:n=3,p=0.62", "--debates", "2000", "--chunk", "500"]
+    local = CliRunner().invoke(app, [*args, "--json"])
+    dask = CliRunner().invoke(app, [*args, "--json", "--executor", "dask", "--workers", "2"])
+    assert local.exit_code == dask.exit_code == 0, dask.output
+    one, two = json.loads(local.output), json.loads(dask.output)
+    one.pop("seconds"), two.pop("seconds")
+    assert one == two
+
+
+def test_an_existing_cluster_is_used_through_its_address(cluster, monkeypatch):
+    client, _ = cluster
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", client.scheduler.address)
+    with make_executor("dask") as executor:
+        got = estimate_cells(CELLS[:1], debates=1000, seed=2, executor=executor)
+    assert untimed(got) == untimed(estimate_cells(CELLS[:1], debates=1000, seed=2))
