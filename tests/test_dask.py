@@ -113,3 +113,39 @@ def test_an_existing_cluster_is_used_through_its_address(cluster, monkeypatch):
     with make_executor("dask") as executor:
         got = estimate_cells(CELLS[:1], debates=1000, seed=2, executor=executor)
     assert untimed(got) == untimed(estimate_cells(CELLS[:1], debates=1000, seed=2))
+
+
+def test_a_pvg_seed_continues_from_its_state_on_whichever_worker_picks_it_up(
+    tmp_path, one_torch_thread
+):
+    """A worker died after its seed saved a training state: the seed, run again on a
+    Dask worker, continues from that state to the uninterrupted result."""
+    pytest.importorskip("torch")
+    from dataclasses import replace
+
+    from proofgames.executors import map_items
+    from proofgames.pvg._saved_runs import RUN_FILE
+    from proofgames.pvg.checkpoint import STATE_FILE
+    from proofgames.pvg.profiles import PROFILES
+    from proofgames.pvg.reproduce import _ftp_seed, reproduce, seed_jobs
+
+    smoke = PROFILES["smoke"]  # FindThePlus: 6 PVG steps
+    cut_short = replace(smoke, ftp=tuple({**dict(smoke.ftp), "steps": 3}.items()))
+    args = {"seeds": (0,), "tasks": ("find-the-plus",), "device": "cpu"}
+    whole = reproduce(profile=smoke, **args)["find-the-plus"]
+    runs = tmp_path / "runs"
+    reproduce(profile=cut_short, runs_dir=runs, **args)  # the died worker's 3 of 6 steps
+    pvg_run = runs / "find-the-plus-pvg-s0"
+    (pvg_run / RUN_FILE).unlink()  # it died before finishing: only its state is there
+    assert (pvg_run / STATE_FILE).is_file()
+    jobs = seed_jobs((0,), smoke, "cpu", False, runs, False, 8.0)  # a call without resume
+    with distributed.Client(processes=False, dashboard_address=":0") as client:
+        done = map_items(_ftp_seed, jobs, client.get_executor(pure=False))
+    (seed_runs, _, _) = done["seed-0"]
+    timing = {"seconds", "train_seconds", "stress_seconds", "sound_seconds", "carried_over"}
+
+    def measured(rs):
+        return [{k: v for k, v in r.items() if k not in timing} for r in rs]
+
+    assert measured(seed_runs) == measured(whole["runs"])
+    assert seed_runs[0]["carried_over"]  # continued, not trained afresh

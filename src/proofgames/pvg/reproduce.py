@@ -246,11 +246,7 @@ def reproduce_find_the_plus(
     """
     inline = executor is None and (workers == 1 or len(seeds) == 1)
     shown = progress and workers == 1 and executor is None
-    carry_on = resume or runs_dir is not None
-    jobs = [
-        (f"seed-{seed}", (seed, prof, device, shown, runs_dir, carry_on, max_memory_gb))
-        for seed in seeds
-    ]
+    jobs = seed_jobs(seeds, prof, device, shown, runs_dir, resume, max_memory_gb)
     with (
         nullcontext(executor) if executor is not None or inline
         else make_executor("local", min(workers, len(jobs)), start_method="spawn")
@@ -290,6 +286,28 @@ def reproduce_find_the_plus(
 
 
 FTPJob = tuple[int, Profile, str, bool, Path | None, bool, float]
+
+
+def seed_jobs(
+    seeds: Sequence[int],
+    prof: Profile,
+    device: str,
+    progress: bool,
+    runs_dir: Path | None,
+    resume: bool,
+    max_memory_gb: float,
+) -> list[tuple[str, FTPJob]]:
+    """The keyed work items of the FindThePlus seeds (for :func:`_ftp_seed`).
+
+    With ``runs_dir`` every item continues from what its runs saved: the folder was
+    checked (``resume``) or cleared before any work, so what it holds when an item runs
+    again (its first worker died) was written by this reproduction.
+    """
+    carry_on = resume or runs_dir is not None
+    return [
+        (f"seed-{seed}", (seed, prof, device, progress, runs_dir, carry_on, max_memory_gb))
+        for seed in seeds
+    ]
 
 
 def _ftp_seed(
