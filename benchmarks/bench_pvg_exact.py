@@ -93,7 +93,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)  # as in each worker (the header reports it)
     jobs = [(f"seed-{seed}", (seed, args)) for seed in range(args.seeds)]
-    with make_executor(args.executor, args.workers, args.scheduler, start_method="spawn") as pool:
+    with make_executor(args.executor, args.workers, args.scheduler) as pool:
         runs = list(map_items(run_seed, jobs, pool).values())
     shifts = "free shifts (the paper's)" if args.unbounded else "bounded shifts (tanh)"
     report = {
