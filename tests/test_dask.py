@@ -149,3 +149,18 @@ def test_a_pvg_seed_continues_from_its_state_on_whichever_worker_picks_it_up(
 
     assert measured(seed_runs) == measured(whole["runs"])
     assert seed_runs[0]["carried_over"]  # continued, not trained afresh
+
+
+def test_an_unreachable_scheduler_is_one_line_refusal(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from proofgames import executors
+    from proofgames.cli import app
+
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT", 1.0)
+    monkeypatch.chdir(tmp_path)
+    args = ["estimate", "--executor", "dask", "--scheduler", "tcp://127.0.0.1:9"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "no Dask scheduler answers at tcp://127.0.0.1:9" in res.output
+    assert "Traceback" not in res.output

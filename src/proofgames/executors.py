@@ -198,13 +198,14 @@ def _dask_client(workers: int, address: str | None, processes: bool) -> Iterator
 
 
 def dashboard_link(executor: Executor) -> str | None:
-    """The Dask dashboard's address, when the executor is a Dask client's that has one."""
+    """The Dask dashboard's address, when the executor's scheduler serves one (else None)."""
     client = getattr(executor, "_client", None)
     if client is None:
         return None
     try:
-        link = client.dashboard_link
-    except Exception:  # no dashboard (e.g. bokeh missing): nothing to show
+        services = client.scheduler_info().get("services", {})
+        link = client.dashboard_link if "dashboard" in services else None
+    except Exception:  # no answer about a dashboard: nothing to show
         return None
     return str(link) if link else None
 
