@@ -92,19 +92,26 @@ def test_a_worker_killed_mid_sweep_loses_nothing(cluster, tmp_path):
     assert len(finished) == 16
 
 
-def test_the_cli_runs_an_estimate_on_a_local_cluster(tmp_path: Path, monkeypatch):
-    from typer.testing import CliRunner
-
-    from proofgames.cli import app
+def test_the_cli_shows_one_bar_and_the_dashboard_on_a_terminal_only(tmp_path: Path, monkeypatch):
+    """``estimate --executor dask``: the local numbers; on a terminal the bar and the
+    dashboard's address, in a pipe nothing at all on stderr (no Dask logs either)."""
+    from .test_progress_terminal import run
 
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
-    args = ["estimate", "-m", "majority:n=3,p=0.62", "--debates", "2000", "--chunk", "500"]
-    local = CliRunner().invoke(app, [*args, "--json"])
-    dask = CliRunner().invoke(app, [*args, "--json", "--executor", "dask", "--workers", "2"])
-    assert local.exit_code == dask.exit_code == 0, dask.output
-    one, two = json.loads(local.output), json.loads(dask.output)
-    one.pop("seconds"), two.pop("seconds")
-    assert one == two
+    args = ["estimate", "-m", "majority:n=3,p=0.62", "--debates", "2000", "--chunk", "500",
+            "--json"]  # fmt: skip
+    dask = [*args, "--executor", "dask", "--workers", "2"]
+    code, local, _ = run(args, terminal=False, cwd=tmp_path)
+    shown = run(dask, terminal=True, cwd=tmp_path)
+    piped = run(dask, terminal=False, cwd=tmp_path)
+    assert code == shown[0] == piped[0] == 0, shown[2][-500:]
+    assert b"Dask dashboard: " in shown[2] and b"/status" in shown[2]
+    assert b"debates" in shown[2] and b"2000/2000" in shown[2]
+    assert piped[2] == b""
+    numbers = [json.loads(out) for out in (local, shown[1], piped[1])]
+    for n in numbers:
+        n.pop("seconds")
+    assert numbers[0] == numbers[1] == numbers[2]
 
 
 def test_an_existing_cluster_is_used_through_its_address(cluster, monkeypatch):
