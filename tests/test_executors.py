@@ -181,3 +181,20 @@ def test_exhaustive_searches_many_instances_in_order(tmp_path):
     assert [r["machine"] for r in records(serial.output)] == ["bb2", "bb3"]
     assert records(serial.output) == records(parallel.output)
     assert records(serial.output)[1] == records(one.output)[0]
+
+
+def test_inline_items_are_reported_and_stored_one_at_a_time(tmp_path):
+    store = ResultStore(tmp_path / "s.jsonl", {"test": "inline"})
+    computed: list[int] = []
+    seen: list[tuple[int, int]] = []
+
+    def work(x: int) -> int:
+        computed.append(x)
+        return x
+
+    def progress(n: int) -> None:
+        seen.append((len(computed), len(lines(tmp_path / "s.jsonl")) - 1))
+
+    map_items(work, [(f"k{i}", i) for i in range(5)], InlineExecutor(), store=store,
+              progress=progress)  # fmt: skip
+    assert seen == [(i, i) for i in range(1, 6)]  # each stored before the next one ran

@@ -254,7 +254,10 @@ def map_items(
         if progress is not None and done:
             progress(sum(weight[k] for k in done))
     todo = deque((key, arg) for key, arg in items if key not in done)
-    run = _Run(fn, executor or InlineExecutor(), window)
+    executor = executor or InlineExecutor()
+    if isinstance(executor, InlineExecutor):
+        window = 1  # it runs an item as it is submitted: one at a time, each reported
+    run = _Run(fn, executor, window)
     try:
         for key, result in run.results(todo):
             done[key] = result
