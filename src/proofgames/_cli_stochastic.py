@@ -127,7 +127,7 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         from pathlib import Path
 
         from .executors import check_executor, make_executor
-        from .stochastic.montecarlo import estimate_acceptance
+        from .stochastic.montecarlo import Cell, check_cells, estimate_acceptance
 
         if claim not in (0, 1):
             fail(f"--claim must be 0 or 1, got {claim}")
@@ -135,6 +135,9 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
             fail(f"--debates must be positive, got {debates}")
         try:
             check_executor(executor, workers, scheduler)
+            if executor != "local":  # refused before a cluster starts
+                check_cells([Cell(machine, params, claim, prover_a, prover_b)], debates=debates,
+                            seed=seed, chunk=chunk, max_steps=max_steps)  # fmt: skip
             with (
                 make_executor(executor, workers, scheduler) as pool,
                 sweep_bar("debates", debates, pool) as bar,  # stderr: with --json too

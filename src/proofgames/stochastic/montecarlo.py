@@ -265,6 +265,29 @@ def estimate_cells(
     return out
 
 
+def check_cells(
+    cells: Sequence[Cell],
+    *,
+    debates: int,
+    seed: int = 0,
+    chunk: int | None = None,
+    interval: str = "clopper-pearson",
+    k_definition: str = STEP,
+    max_steps: int | None = None,
+) -> None:
+    """Refuse what :func:`estimate_cells` would refuse, without playing a debate.
+
+    Example:
+        >>> check_cells([Cell("single-query:p=0.8", "lean", 1, "honest", "nobody")], debates=9)
+        Traceback (most recent call last):
+        ...
+        proofgames._errors.RegistryError: ...
+    """
+    _check(debates, seed, interval)
+    for c in cells:
+        _plan(c, debates, seed, chunk, k_definition, max_steps)
+
+
 def _check(debates: int, seed: int, interval: str) -> None:
     if type(debates) is not int or debates <= 0:
         raise ProtocolError(f"debates must be a positive integer, got {debates!r}")
