@@ -240,7 +240,9 @@ def estimate_cells(
         [387, 500]
     """
     _check(debates, seed, interval)
-    plans = [_plan(c, debates, seed, chunk, k_definition, max_steps) for c in cells]
+    plans = [
+        _plan(c, debates, seed, chunk, k_definition, max_steps) for c in _built(cells, max_steps)
+    ]
     parallel = executor is not None and not isinstance(executor, InlineExecutor)
     items, weights = [], []
     for i, (cell, (built, params, counts, seeds)) in enumerate(zip(cells, plans, strict=True)):
@@ -284,8 +286,19 @@ def check_cells(
         proofgames._errors.RegistryError: ...
     """
     _check(debates, seed, interval)
-    for c in cells:
+    for c in _built(cells, max_steps):
         _plan(c, debates, seed, chunk, k_definition, max_steps)
+
+
+def _built(cells: Sequence[Cell], max_steps: int | None) -> list[Cell]:
+    """The cells with each machine spec built once (a sweep repeats its machines)."""
+    from .machines import make_stochastic_machine
+
+    specs = dict.fromkeys(c.machine for c in cells if isinstance(c.machine, str))
+    machines = {spec: make_stochastic_machine(spec, max_steps=max_steps) for spec in specs}
+    return [
+        replace(c, machine=machines[c.machine]) if isinstance(c.machine, str) else c for c in cells
+    ]
 
 
 def _check(debates: int, seed: int, interval: str) -> None:
