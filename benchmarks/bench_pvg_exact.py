@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import argparse
 import platform
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import torch
 from _publish import measured_with_torch, publish
 
+from proofgames.executors import make_executor, map_items
 from proofgames.pvg import FindThePlus, StressConfig, TrainConfig, stress_test, train
 from proofgames.pvg.diagnostics import plus_alignment
 
@@ -88,11 +88,13 @@ def main() -> None:
     parser.add_argument("--verifier-lr", type=float, default=3e-3)
     parser.add_argument("--unbounded", action="store_true", help="the paper's free shifts")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--executor", default="local", help="local or dask")
+    parser.add_argument("--scheduler", default=None, help="an existing Dask scheduler")
     args = parser.parse_args()
     torch.set_num_threads(1)  # as in each worker (the header reports it)
-    jobs = [(seed, args) for seed in range(args.seeds)]
-    with ProcessPoolExecutor(args.workers) as pool:
-        runs = list(pool.map(run_seed, jobs))
+    jobs = [(f"seed-{seed}", (seed, args)) for seed in range(args.seeds)]
+    with make_executor(args.executor, args.workers, args.scheduler) as pool:
+        runs = list(map_items(run_seed, jobs, pool).values())
     shifts = "free shifts (the paper's)" if args.unbounded else "bounded shifts (tanh)"
     report = {
         "machine": {"platform": platform.platform(), "torch": torch.__version__},

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import nullcontext
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ._cli_executors import ExecutorOption, SchedulerOption, sweep_bar
 from ._errors import ProofgamesError
 from ._jsonout import dumps
 
@@ -33,24 +32,37 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
                 help="also put the summary table in this README's report:stochastic block"
             ),
         ] = None,
+        executor: ExecutorOption = "local",
+        workers: Annotated[int, typer.Option(min=1, help="worker processes")] = 1,
+        scheduler: SchedulerOption = None,
+        store: Annotated[
+            str | None,
+            typer.Option(
+                help="folder keeping every measured chunk; the report run again with the "
+                "same arguments continues from it"
+            ),
+        ] = None,
     ) -> None:
         """Regenerate the stochastic-debate report (tables and figures) from measurements."""
         from pathlib import Path
 
-        from .stochastic.report import write_report
+        from .executors import check_executor, make_executor
+        from .stochastic.report import check_report_args, measurer, write_report
 
         if debates <= 0:
             fail(f"--debates must be positive, got {debates}")
-        err = Console(stderr=True)
         try:
+            check_executor(executor, workers, scheduler)
+            check_report_args(Path(out), debates, seed, Path(readme) if readme else None)
             with (
-                err.status(f"measuring the stochastic report ({debates:,} debates a cell)")
-                if err.is_terminal
-                else nullcontext()
+                make_executor(executor, workers, scheduler) as pool,
+                sweep_bar("debates", 0, pool) as bar,
             ):
+                measure = measurer(pool, Path(store) if store else None, bar.advance, bar.grow)
                 path = write_report(
-                    Path(out), debates=debates, seed=seed, readme=Path(readme) if readme else None
-                )
+                    Path(out), debates=debates, seed=seed,
+                    readme=Path(readme) if readme else None, measure=measure,
+                )  # fmt: skip
         except ProofgamesError as exc:
             fail(str(exc))
             return
@@ -84,6 +96,23 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
             int, typer.Option(min=0, help="root seed of every random choice (non-negative)")
         ] = 0,
         workers: Annotated[int, typer.Option(min=1, help="worker processes")] = 1,
+        executor: ExecutorOption = "local",
+        scheduler: SchedulerOption = None,
+        chunk: Annotated[
+            int | None,
+            typer.Option(
+                min=1,
+                help="debates per work item (default: sized to the machine); the numbers "
+                "depend on it, not on the executor or its workers",
+            ),
+        ] = None,
+        store: Annotated[
+            str | None,
+            typer.Option(
+                help="JSON-lines file keeping every finished chunk; the same estimate run "
+                "again continues from it"
+            ),
+        ] = None,
         max_steps: Annotated[
             int | None,
             typer.Option(
@@ -95,24 +124,24 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
     ) -> None:
         """Estimate P[V accepts A's claim] over many debates run in lockstep."""
-        from .stochastic.montecarlo import estimate_acceptance
+        from pathlib import Path
+
+        from .executors import check_executor, make_executor
+        from .stochastic.montecarlo import Cell, check_cells, estimate_acceptance
 
         if claim not in (0, 1):
             fail(f"--claim must be 0 or 1, got {claim}")
         if debates <= 0:
             fail(f"--debates must be positive, got {debates}")
-        err = Console(stderr=True)
         try:
-            with Progress(
-                TextColumn("[bold]debates"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=err,
-                transient=True,
-                disable=not err.is_terminal,  # stderr: shown with --json too, never piped
-            ) as bar:
-                task = bar.add_task("debates", total=debates)
+            check_executor(executor, workers, scheduler)
+            if executor != "local":  # refused before a cluster starts
+                check_cells([Cell(machine, params, claim, prover_a, prover_b)], debates=debates,
+                            seed=seed, chunk=chunk, max_steps=max_steps)  # fmt: skip
+            with (
+                make_executor(executor, workers, scheduler) as pool,
+                sweep_bar("debates", debates, pool) as bar,  # stderr: with --json too
+            ):
                 est = estimate_acceptance(
                     machine,
                     params,
@@ -122,8 +151,11 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
                     debates=debates,
                     seed=seed,
                     workers=workers,
-                    progress=lambda n: bar.advance(task, n),
+                    progress=bar.advance,
+                    chunk=chunk,
                     max_steps=max_steps,
+                    executor=pool,
+                    store=Path(store) if store else None,
                 )
         except ProofgamesError as exc:
             fail(str(exc))

@@ -14,12 +14,11 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from typer.exceptions import TyperException
 
+from ._cli_executors import ExecutorOption, SchedulerOption, sweep_bar
 from ._cli_params import register as register_params
 from ._cli_stochastic import register as register_stochastic
 from ._errors import ProofgamesError
-from ._instances import turing_machine
 from ._jsonout import dumps
-from .machines import TableauTranscript, TuringMachine
 from .machines.examples import example_names, get_example
 from .protocols import Outcome, get_protocol, protocol_names
 from .strategies import strategy_description, strategy_names
@@ -34,7 +33,6 @@ console = Console() if sys.stdout.isatty() else Console(width=120)
 err_console = Console(stderr=True, soft_wrap=True)  # one line per message, even piped
 
 PROTOCOLS = tuple(protocol_names())
-MAX_SPACE = 4096  # tape cells an exhaustive search's window may have
 
 
 def _fail(message: str) -> None:
@@ -201,59 +199,57 @@ def debate(
 @app.command()
 def exhaustive(
     protocol: Annotated[str, typer.Argument(help="cross-examination | bisection")],
-    machine: Annotated[str, typer.Option("--machine", "-m", help="tm:<text> or example")] = "bb2",
+    machine: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--machine",
+            "-m",
+            help="tm:<text> or example (default bb2); repeat for several "
+            "instances, searched in parallel with --workers or --executor dask",
+        ),
+    ] = None,
     steps: Annotated[int | None, typer.Option("--steps", "-T", help="T")] = None,
     space: Annotated[
         int | None, typer.Option(help="tape window S (default: the cells the run uses)")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    workers: Annotated[int, typer.Option(min=1, help="worker processes")] = 1,
+    executor: ExecutorOption = "local",
+    scheduler: SchedulerOption = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print one JSON object (a line per instance)")
+    ] = False,
 ) -> None:
     """Search every dishonest strategy of a small instance: exact completeness and soundness."""
-    from . import exhaustive as ex  # imported here: keeps CLI start-up light
+    from ._exhaustive_items import search_instances  # imported here: keeps CLI start-up light
+    from .executors import check_executor, make_executor
 
     if protocol not in ("cross-examination", "bisection"):
         _fail(f"exhaustive search covers cross-examination and bisection, not {protocol!r}")
     if steps is not None and steps <= 0:
         _fail(f"--steps must be a positive number of steps, got {steps}")
+    machines = machine or ["bb2"]
     try:
-        tm, t = turing_machine(machine, steps)
-        if space is not None:
-            if not 0 < space <= MAX_SPACE:
-                raise ProofgamesError(
-                    f"--space must be a number of cells in 1..{MAX_SPACE} (exhaustive search "
-                    f"covers small instances only), got {space}"
-                )
-            tm = TuringMachine(tm.program, space, min(tm.origin, space - 1), name=tm.name)
-        target = TableauTranscript(tm, t) if protocol == "cross-examination" else tm
-        g = ex.exact_completeness_soundness(target, t)
+        check_executor(executor, workers, scheduler)
+        with (
+            make_executor(executor, min(workers, len(machines)), scheduler) as pool,
+            sweep_bar("instances", len(machines), pool) as bar,
+        ):
+            records = search_instances(protocol, machines, steps, space, pool, bar.advance)
     except ProofgamesError as exc:
         _fail(str(exc))
         return
     except MemoryError:
         _fail("out of memory: this instance is too large for an exhaustive search")
         return
-    record = {
-        "protocol": protocol,
-        "machine": tm.name,
-        "steps": t,
-        "space": tm.size,
-        "truth": g.honest.truth,
-        "completeness": g.completeness,
-        "soundness": g.soundness,
-        "candidates": g.honest.candidates,
-        "strategies_searched": {
-            "A": g.honest.strategies_searched[0] + g.dishonest.strategies_searched[0],
-            "B": g.honest.strategies_searched[1] + g.dishonest.strategies_searched[1],
-        },
-        "seconds": g.honest.seconds + g.dishonest.seconds,
-    }
-    if as_json:
-        print(dumps(record))
-        return
-    table = Table(title=f"exhaustive {protocol} on {tm.name}, T = {t}", show_header=False)
-    for k, v in record.items():
-        table.add_row(k, str(v))
-    console.print(table)
+    for record in records:
+        if as_json:
+            print(dumps(record))
+            continue
+        title = f"exhaustive {protocol} on {record['machine']}, T = {record['steps']}"
+        table = Table(title=title, show_header=False)
+        for k, v in record.items():
+            table.add_row(k, str(v))
+        console.print(table)
 
 
 @app.command()

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from .._cli_executors import ExecutorOption, SchedulerOption, sweep_bar
 from .._errors import ProofgamesError
 from ._cli_stability import stability_command
 from ._cli_support import (
@@ -405,6 +406,8 @@ def reproduce_command(
     workers: Annotated[
         int, typer.Option(min=1, help="FindThePlus seeds trained in parallel (one thread each).")
     ] = 1,
+    executor: ExecutorOption = "local",
+    scheduler: SchedulerOption = None,
     resume: Annotated[
         bool,
         typer.Option(
@@ -426,6 +429,7 @@ def reproduce_command(
     json_output: Json = False,
 ) -> None:
     """Reproduce Tables 2 and 3, Figures 2 and 4 and Theorems 4 vs 5; write a report."""
+    from ..executors import InlineExecutor, check_executor, make_executor
     from .profiles import PROFILES
     from .report import summary_tables, write_report
     from .reproduce import reproduce
@@ -435,20 +439,27 @@ def reproduce_command(
         fail(f"unknown profile {profile!r}; choose from {', '.join(PROFILES)}")
     tasks = tuple(task) if task else ("bec", "find-the-plus")
     try:
+        check_executor(executor, workers, scheduler)
         check_folder(out / "runs", "--out")
         check_readme(readme)
-        results = reproduce(
-            range(seeds),
-            profile,
-            tasks,
-            device,
-            progress=not json_output,
-            workers=workers,
-            runs_dir=out / "runs",
-            resume=resume,
-            overwrite=overwrite,
-            max_memory_gb=max_memory_gb,
-        )
+        with (
+            make_executor(executor, min(workers, seeds), scheduler, start_method="spawn") as pool,
+            sweep_bar("FindThePlus seeds", seeds, pool) as bar,
+        ):
+            results = reproduce(
+                range(seeds),
+                profile,
+                tasks,
+                device,
+                progress=not json_output,
+                workers=workers,
+                runs_dir=out / "runs",
+                resume=resume,
+                overwrite=overwrite,
+                max_memory_gb=max_memory_gb,
+                executor=None if isinstance(pool, InlineExecutor) else pool,
+                seed_progress=bar.advance,
+            )
         path = write_report(results, out, readme)
     except ProofgamesError as exc:
         fail(str(exc))

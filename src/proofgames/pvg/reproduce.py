@@ -38,8 +38,9 @@ import multiprocessing
 import platform
 import statistics
 import time
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from contextlib import nullcontext
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ import torch
 from torch import nn
 
 from .._errors import PVGError
+from ..executors import make_executor, map_items
 from ._files import write_json
 from ._memory import DEFAULT_MAX_MEMORY_GB
 from ._reproduction_plan import (
@@ -85,6 +87,8 @@ def reproduce(
     resume: bool = False,
     overwrite: bool = False,
     max_memory_gb: float = DEFAULT_MAX_MEMORY_GB,
+    executor: Executor | None = None,
+    seed_progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Run the experiments of the module docstring and return the measurements (JSON-able).
 
@@ -108,6 +112,11 @@ def reproduce(
             ``resume``, such results are refused rather than mixed with new ones.
         max_memory_gb: refuse (before any work) a profile whose largest batch is
             estimated to need more memory (GB; see ``TrainConfig.max_memory_gb``).
+        executor: where the FindThePlus seeds run instead of ``workers`` local processes
+            (:mod:`proofgames.executors`, e.g. a Dask client's executor); a seed whose
+            worker died runs again elsewhere and, with ``runs_dir`` on a folder every worker
+            sees, continues from its training state.
+        seed_progress: called with 1 as each FindThePlus seed finishes.
 
     Raises:
         PVGError: (a ``ValueError``) unknown tasks, no seeds, an unusable device or
@@ -152,8 +161,9 @@ def reproduce(
     if "find-the-plus" in tasks:
         tick = time.perf_counter()
         out["find-the-plus"] = reproduce_find_the_plus(
-            seeds, prof, device, progress, workers, runs_dir, resume, max_memory_gb
-        )
+            seeds, prof, device, progress, workers, runs_dir, resume, max_memory_gb,
+            executor, seed_progress,
+        )  # fmt: skip
         out["find-the-plus"]["seconds"] = round(time.perf_counter() - tick, 1)
     out["seconds"] = round(time.perf_counter() - start, 1)
     return out
@@ -224,16 +234,24 @@ def reproduce_find_the_plus(
     runs_dir: Path | None = None,
     resume: bool = False,
     max_memory_gb: float = DEFAULT_MAX_MEMORY_GB,
+    executor: Executor | None = None,
+    seed_progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Table 3, the learning curves and Figure 4 on FindThePlus (seeds run in parallel)."""
-    shown = progress and workers == 1
-    jobs = [(seed, prof, device, shown, runs_dir, resume, max_memory_gb) for seed in seeds]
-    if workers > 1 and len(jobs) > 1:
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
-            done = list(pool.map(_ftp_seed, jobs))
-    else:
-        done = [_ftp_seed(job) for job in jobs]
+    """Table 3, the learning curves and Figure 4 on FindThePlus (seeds run in parallel).
+
+    Each seed is a work item (:func:`~proofgames.executors.map_items`).  With ``runs_dir``
+    a seed continues from the training state its runs saved, so a seed run again after
+    its worker died picks up where that worker stopped (the folder was checked, or
+    cleared, before any work: what it holds now this reproduction wrote).
+    """
+    inline = executor is None and (workers == 1 or len(seeds) == 1)
+    shown = progress and workers == 1 and executor is None
+    jobs = seed_jobs(seeds, prof, device, shown, runs_dir, resume, max_memory_gb)
+    with (
+        nullcontext(executor) if executor is not None or inline
+        else make_executor("local", min(workers, len(jobs)), start_method="spawn")
+    ) as pool:  # fmt: skip
+        done = list(map_items(_ftp_seed, jobs, pool, progress=seed_progress).values())
     runs = [run for seed_runs, _, _ in done for run in seed_runs]
     carried = [r for r in runs if r.get("carried_over")]
     curves = [curve for _, seed_curves, _ in done for curve in seed_curves]
@@ -268,6 +286,28 @@ def reproduce_find_the_plus(
 
 
 FTPJob = tuple[int, Profile, str, bool, Path | None, bool, float]
+
+
+def seed_jobs(
+    seeds: Sequence[int],
+    prof: Profile,
+    device: str,
+    progress: bool,
+    runs_dir: Path | None,
+    resume: bool,
+    max_memory_gb: float,
+) -> list[tuple[str, FTPJob]]:
+    """The keyed work items of the FindThePlus seeds (for :func:`_ftp_seed`).
+
+    With ``runs_dir`` every item continues from what its runs saved: the folder was
+    checked (``resume``) or cleared before any work, so what it holds when an item runs
+    again (its first worker died) was written by this reproduction.
+    """
+    carry_on = resume or runs_dir is not None
+    return [
+        (f"seed-{seed}", (seed, prof, device, progress, runs_dir, carry_on, max_memory_gb))
+        for seed in seeds
+    ]
 
 
 def _ftp_seed(

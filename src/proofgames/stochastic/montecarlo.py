@@ -2,7 +2,9 @@
 
 Debates run in lockstep chunks (:func:`~proofgames.protocols.stochastic.play_stochastic_batch`);
 each chunk has its own seed from ``SeedSequence(seed).spawn``, so the result depends on the
-seed and the number of debates only -- not on how many worker processes share the chunks.
+seed and the number of debates only -- not on the executor (:mod:`proofgames.executors`)
+nor on how many workers share the chunks.  :func:`estimate_cells` fans the chunks of many
+estimates out at once (:func:`sweep` builds grids of them).
 
 Example:
     >>> from proofgames.stochastic import StochasticBuilder, lean_params
@@ -20,10 +22,10 @@ import csv
 import io
 import math
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from concurrent.futures import Executor
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,9 @@ from scipy import stats
 from .._errors import ProofgamesError, ProtocolError
 from .._jsonout import dumps
 from .._readme import write_atomic
+from .._store import ResultStore
+from ..executors import InlineExecutor, make_executor, map_items
+from ._chunks import Tally, run_chunk
 from .hypothesis import ORACLE, STEP, guarantee, machine_params
 from .machine import StochasticMachine
 from .params import StochasticParams
@@ -128,31 +133,6 @@ class Estimate:
         return asdict(self)
 
 
-def _chunk(
-    args: tuple[Any, ...],
-) -> tuple[int, np.ndarray, dict[str, np.ndarray], list[tuple[str, str, int]]]:
-    """Run one chunk (also in a worker process: the machine is rebuilt from its spec)."""
-    from ..protocols.stochastic import play_stochastic_batch
-    from ..strategies import make_strategy
-
-    machine, params, claim, a, b, n, seed, max_steps = args
-    if isinstance(machine, str):
-        from .machines import make_stochastic_machine
-
-        machine = make_stochastic_machine(machine, max_steps=max_steps)
-    res = play_stochastic_batch(
-        machine,
-        params,
-        claim,
-        make_strategy("stochastic", "A", a) if isinstance(a, str) else a(),
-        make_strategy("stochastic", "B", b) if isinstance(b, str) else b(),
-        debates=n,
-        seed=seed,
-    )
-    lost = [(f.party, f.reason, f.debates) for f in res.forfeits]
-    return int(res.verdicts.sum()), res.abort_rounds, res.samples, lost
-
-
 def _label(player: str | Callable[[], object], role: str) -> str:
     """The spec of a registered strategy, or ``custom:<class>`` for a factory's player."""
     if isinstance(player, str):
@@ -160,6 +140,22 @@ def _label(player: str | Callable[[], object], role: str) -> str:
     from ..protocols._common import player_spec
 
     return player_spec(player(), "stochastic", role).name
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One estimate of a sweep: a machine, parameters, a claim and the two strategies.
+
+    ``machine`` and the strategies are as :func:`estimate_acceptance` takes them; a
+    parallel executor needs the machine as a registered spec string and the strategies as
+    specs or picklable factories.
+    """
+
+    machine: StochasticMachine | str
+    params: StochasticParams | str
+    claim: int
+    prover_a: str | Callable[[], object]
+    prover_b: str | Callable[[], object]
 
 
 def estimate_acceptance(
@@ -177,20 +173,22 @@ def estimate_acceptance(
     progress: Callable[[int], None] | None = None,
     k_definition: str = STEP,
     max_steps: int | None = None,
+    executor: Executor | None = None,
+    store: Path | None = None,
 ) -> Estimate:
     """Estimate P[V accepts A's claim] over ``debates`` independent debates.
 
     Args:
-        machine: a machine, or its registered spec (needed when ``workers > 1``).
+        machine: a machine, or its registered spec (needed with a parallel executor).
         params: parameters, or ``"paper"``/``"lean"``/a JSON file, derived for the machine
             with the K that ``k_definition`` names.
         claim: the output A asserts.
         prover_a, prover_b: registered stochastic strategy specs (``"shift:delta=0.1"``),
             or zero-argument factories of players (a fresh player per chunk; picklable
-            when ``workers > 1``).
+            with a parallel executor).
         debates: number of debates.
         seed: root seed.
-        workers: processes to spread the chunks over.
+        workers: local processes to spread the chunks over (when no ``executor`` is given).
         chunk: debates per lockstep chunk (default: sized to the machine's length).
         interval: ``"clopper-pearson"`` (exact) or ``"wilson"``.
         progress: called with the number of debates finished after each chunk.
@@ -200,47 +198,177 @@ def estimate_acceptance(
         max_steps: limit on the steps of a machine given as a spec (default
             :data:`~proofgames.stochastic.machines.MAX_STEPS`; the machine is refused, with
             its size, before it is built).
+        executor: where the chunks run (:mod:`proofgames.executors`: local processes, a
+            Dask client's executor...); the result does not depend on it.
+        store: a JSON-lines file keeping each finished chunk; an interrupted estimate
+            with the same arguments continues from it.
     """
+    start = time.perf_counter()
+    (est,) = estimate_cells(
+        [Cell(machine, params, claim, prover_a, prover_b)],
+        debates=debates, seed=seed, workers=workers, chunk=chunk, interval=interval,
+        progress=progress, k_definition=k_definition, max_steps=max_steps,
+        executor=executor, store=store,
+    )  # fmt: skip
+    return replace(est, seconds=time.perf_counter() - start)
+
+
+def estimate_cells(
+    cells: Sequence[Cell],
+    *,
+    debates: int = 10_000,
+    seed: int = 0,
+    workers: int = 1,
+    chunk: int | None = None,
+    interval: str = "clopper-pearson",
+    progress: Callable[[int], None] | None = None,
+    k_definition: str = STEP,
+    max_steps: int | None = None,
+    executor: Executor | None = None,
+    store: Path | None = None,
+) -> list[Estimate]:
+    """:func:`estimate_acceptance` for every cell, all chunks fanned out at once.
+
+    Each cell's chunks have the seeds ``SeedSequence(seed).spawn(chunks)``: a cell gives
+    the numbers it gives alone, whatever else the sweep holds and wherever it runs.  An
+    estimate's ``seconds`` is the time its chunks took on their workers.
+
+    Example:
+        >>> cells = [Cell("single-query:p=0.8", "lean", 1, "honest", b)
+        ...          for b in ("honest", "abort-at")]
+        >>> [e.accepted for e in estimate_cells(cells, debates=500, chunk=100)]
+        [387, 500]
+    """
+    _check(debates, seed, interval)
+    plans = [
+        _plan(c, debates, seed, chunk, k_definition, max_steps) for c in _built(cells, max_steps)
+    ]
+    parallel = executor is not None and not isinstance(executor, InlineExecutor)
+    items, weights = [], []
+    for i, (cell, (built, params, counts, seeds)) in enumerate(zip(cells, plans, strict=True)):
+        if (parallel or workers > 1) and not isinstance(cell.machine, str):
+            raise ProtocolError("parallel workers need the machine as a registered spec string")
+        target = cell.machine if parallel or workers > 1 else built
+        for j, (n, s) in enumerate(zip(counts, seeds, strict=True)):
+            job = (target, params, cell.claim, cell.prover_a, cell.prover_b, n, s, max_steps)
+            items.append((f"{i}/{j}", job))
+            weights.append(n)
+    book = None
+    if store is not None:
+        book = ResultStore(store, _fingerprint(cells, plans, debates, seed, max_steps))
+    with nullcontext(executor) if executor is not None else make_executor("local", workers) as pool:
+        done = map_items(run_chunk, items, pool, store=book, progress=progress, weights=weights)
+    out = []
+    for i, (cell, (built, params, counts, _)) in enumerate(zip(cells, plans, strict=True)):
+        tally = Tally()
+        for j in range(len(counts)):
+            tally.add(done[f"{i}/{j}"])
+        out.append(_estimate(cell, built, params, tally, debates, seed, interval))
+    return out
+
+
+def check_cells(
+    cells: Sequence[Cell],
+    *,
+    debates: int,
+    seed: int = 0,
+    chunk: int | None = None,
+    interval: str = "clopper-pearson",
+    k_definition: str = STEP,
+    max_steps: int | None = None,
+) -> None:
+    """Refuse what :func:`estimate_cells` would refuse, without playing a debate.
+
+    Example:
+        >>> check_cells([Cell("single-query:p=0.8", "lean", 1, "honest", "nobody")], debates=9)
+        Traceback (most recent call last):
+        ...
+        proofgames._errors.RegistryError: ...
+    """
+    _check(debates, seed, interval)
+    for c in _built(cells, max_steps):
+        _plan(c, debates, seed, chunk, k_definition, max_steps)
+
+
+def _built(cells: Sequence[Cell], max_steps: int | None) -> list[Cell]:
+    """The cells with each machine spec built once (a sweep repeats its machines)."""
+    from .machines import make_stochastic_machine
+
+    specs = dict.fromkeys(c.machine for c in cells if isinstance(c.machine, str))
+    machines = {spec: make_stochastic_machine(spec, max_steps=max_steps) for spec in specs}
+    return [
+        replace(c, machine=machines[c.machine]) if isinstance(c.machine, str) else c for c in cells
+    ]
+
+
+def _check(debates: int, seed: int, interval: str) -> None:
     if type(debates) is not int or debates <= 0:
         raise ProtocolError(f"debates must be a positive integer, got {debates!r}")
     if type(seed) is not int or seed < 0:
         raise ProtocolError(f"seed must be a non-negative integer, got {seed!r}")
     if interval not in ("clopper-pearson", "wilson"):
         raise ProtocolError(f"interval must be 'clopper-pearson' or 'wilson', got {interval!r}")
-    start = time.perf_counter()
-    built, params = _resolve(machine, params, k_definition, max_steps)
-    if workers > 1 and not isinstance(machine, str):
-        raise ProtocolError("workers > 1 need the machine as a registered spec string")
+
+
+def _plan(
+    cell: Cell,
+    debates: int,
+    seed: int,
+    chunk: int | None,
+    k_definition: str,
+    max_steps: int | None,
+) -> tuple[StochasticMachine, StochasticParams, list[int], list[int]]:
+    """A cell's machine and parameters, checked, and its chunks' sizes and seeds."""
+    built, params = _resolve(cell.machine, cell.params, k_definition, max_steps)
     from ..strategies import check_instance, make_strategy
 
-    for role, spec in (("A", prover_a), ("B", prover_b)):  # limits refused before any play
+    for role, spec in (("A", cell.prover_a), ("B", cell.prover_b)):  # refused before play
         if isinstance(spec, str):
             check_instance(make_strategy("stochastic", role, spec), built)
     size = chunk or max(1, min(debates, (1 << 22) // max(1, built.length)))
     counts = [size] * (debates // size) + ([debates % size] if debates % size else [])
     seeds = np.random.SeedSequence(seed).spawn(len(counts))
-    target = machine if workers > 1 else built
-    jobs = [
-        (target, params, claim, prover_a, prover_b, n, int(s.generate_state(1)[0]), max_steps)
-        for n, s in zip(counts, seeds, strict=True)
-    ]
-    tally = _Tally(progress)
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for result, n in zip(pool.map(_chunk, jobs), counts, strict=True):
-                tally.add(result, n)
-    else:
-        for job, n in zip(jobs, counts, strict=True):
-            tally.add(_chunk(job), n)
+    return built, params, counts, [int(s.generate_state(1)[0]) for s in seeds]
+
+
+def _fingerprint(
+    cells: Sequence[Cell], plans: Sequence[tuple[Any, ...]], debates: int, seed: int,
+    max_steps: int | None,
+) -> dict[str, Any]:  # fmt: skip
+    """What names a sweep in its store: every cell's settings and chunks, and the seed."""
+    return {
+        "kind": "estimate",
+        "debates": debates,
+        "seed": seed,
+        "max_steps": max_steps,
+        "cells": [
+            {
+                "machine": built.name,
+                "params": params.to_dict(),
+                "claim": c.claim,
+                "A": _label(c.prover_a, "A"),
+                "B": _label(c.prover_b, "B"),
+                "chunks": counts,
+            }
+            for c, (built, params, counts, _) in zip(cells, plans, strict=True)
+        ],
+    }
+
+
+def _estimate(
+    cell: Cell, built: StochasticMachine, params: StochasticParams, tally: Tally,
+    debates: int, seed: int, interval: str,
+) -> Estimate:  # fmt: skip
+    """A cell's estimate from its chunks' tally."""
     lo, hi = (clopper_pearson_interval if interval == "clopper-pearson" else wilson_interval)(
         tally.accepted, debates
     )
-    theorem = guarantee(built, params, claim)
+    theorem = guarantee(built, params, cell.claim)
     return Estimate(
         machine=built.name,
-        claim=claim,
-        prover_a=_label(prover_a, "A"),
-        prover_b=_label(prover_b, "B"),
+        claim=cell.claim,
+        prover_a=_label(cell.prover_a, "A"),
+        prover_b=_label(cell.prover_b, "B"),
         params=params.to_dict(),
         debates=debates,
         accepted=tally.accepted,
@@ -248,12 +376,12 @@ def estimate_acceptance(
         ci_low=lo,
         ci_high=hi,
         interval=interval,
-        queries=tally.queries(),
-        abort_rate=float((np.concatenate(tally.aborts) >= 0).mean()),
+        queries=tally.queries(debates),
+        abort_rate=tally.aborted / debates,
         p_accept=built.p_accept,
         proven=theorem.proven,
         seed=seed,
-        seconds=time.perf_counter() - start,
+        seconds=tally.seconds,
         k_definition=theorem.k_definition,
         hypothesis=theorem.hypothesis,
         formula_bound=theorem.formula,
@@ -288,41 +416,6 @@ def _resolve(
     return built, params
 
 
-class _Tally:
-    """What the chunks add up to: acceptances, aborts, samples per party, forfeits."""
-
-    def __init__(self, progress: Callable[[int], None] | None) -> None:
-        self.progress, self.accepted = progress, 0
-        self.aborts: list[np.ndarray] = []
-        self.samples: dict[str, list[np.ndarray]] = {p: [] for p in ("A", "B", "V")}
-        self.lost: Counter[tuple[str, str]] = Counter()
-
-    def add(self, result: Any, n: int) -> None:
-        """One chunk's result (of ``n`` debates)."""
-        k, aborts, samples, lost = result
-        self.accepted += k
-        self.aborts.append(aborts)
-        for p in self.samples:
-            self.samples[p].append(samples[p])
-        for party, reason, debates in lost:
-            self.lost[(party, reason)] += debates
-        if self.progress is not None:
-            self.progress(n)
-
-    def queries(self) -> dict[str, dict[str, float]]:
-        """Mean and max oracle samples per debate, per party."""
-        joined = {p: np.concatenate(v) for p, v in self.samples.items()}
-        return {p: {"mean": float(v.mean()), "max": float(v.max())} for p, v in joined.items()}
-
-    def forfeited(self) -> dict[str, int]:
-        """Debates each party forfeited."""
-        return {p: sum(n for (q, _), n in self.lost.items() if q == p) for p in ("A", "B")}
-
-    def forfeits(self) -> list[dict[str, Any]]:
-        """Forfeits by party and reason, most frequent first."""
-        return [{"party": p, "reason": r, "debates": n} for (p, r), n in self.lost.most_common()]
-
-
 def sweep(
     machines: Sequence[str],
     params: Sequence[str],
@@ -330,14 +423,15 @@ def sweep(
     claims: Sequence[int] = (1,),
     **kwargs: Any,
 ) -> list[Estimate]:
-    """Every combination of machine spec x parameter set x (A, B) pair x claim."""
-    return [
-        estimate_acceptance(m, p, c, a, b, **kwargs)
-        for m in machines
-        for p in params
-        for a, b in pairs
-        for c in claims
+    """Every combination of machine spec x parameter set x (A, B) pair x claim.
+
+    ``kwargs`` go to :func:`~proofgames.stochastic.montecarlo.estimate_cells`
+    (``debates``, ``seed``, ``executor``, ``store``, ``progress``...).
+    """
+    cells = [
+        Cell(m, p, c, a, b) for m in machines for p in params for a, b in pairs for c in claims
     ]
+    return estimate_cells(cells, **kwargs)
 
 
 def write_results(estimates: Sequence[Estimate], stem: Path) -> tuple[Path, Path]:

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -49,7 +51,7 @@ from .hypothesis import (
     step_bounds,
 )
 from .machines import make_stochastic_machine
-from .montecarlo import estimate_acceptance
+from .montecarlo import Cell, Estimate, estimate_cells
 from .optimal import optimal_disputer, optimal_liar
 from .params import StochasticParams, lean_params, paper_params
 
@@ -59,9 +61,41 @@ PAPER_SCALES = (150, 50, 20, 10, 5, 3, 2, 1, 0.5, 0.25)
 LEAN_FACTORS = (1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001, 0.0003)
 
 
-def guarantees(debates: int, seed: int) -> list[dict[str, Any]]:
+Measure = Callable[[str, list[Cell], int, int], list[Estimate]]
+"""Runs a section's cells: ``measure(section, cells, debates, seed)`` (see :func:`measurer`)."""
+
+
+def measurer(
+    executor: Executor | None = None,
+    store: Path | None = None,
+    progress: Callable[[int], None] | None = None,
+    grow: Callable[[int], None] | None = None,
+) -> Measure:
+    """A :data:`Measure` running every section's cells through ``executor``.
+
+    Args:
+        executor: where the chunks run (default: this process).
+        store: a folder keeping each section's finished chunks (``SECTION.jsonl``); a
+            report interrupted and started again with the same arguments continues there.
+        progress: called with the debates finished.
+        grow: called with the debates a section adds to the whole report, before it runs.
+    """
+
+    def measure(section: str, cells: list[Cell], debates: int, seed: int) -> list[Estimate]:
+        if grow is not None:
+            grow(debates * len(cells))
+        return estimate_cells(
+            cells, debates=debates, seed=seed, executor=executor, progress=progress,
+            store=None if store is None else store / f"{section}.jsonl",
+        )  # fmt: skip
+
+    return measure
+
+
+def guarantees(debates: int, seed: int, measure: Measure | None = None) -> list[dict[str, Any]]:
     """Section 1's rows: every adversary against the honest opponent, K over every step."""
     rows: list[dict[str, Any]] = []
+    cells: list[Cell] = []
     for spec in (*TRUE_CLAIMS, *FALSE_CLAIMS):
         m = make_stochastic_machine(spec)
         assert m.p_accept is not None
@@ -78,18 +112,23 @@ def guarantees(debates: int, seed: int) -> list[dict[str, Any]]:
                 best = optimal_liar(m, params, 1)
             sign = 1.0 if true_claim else -1.0
             for a, b in pairs:
-                e = estimate_acceptance(m, params, 1, a, b, debates=debates, seed=seed)
+                cells.append(Cell(spec, params, 1, a, b))
                 rows.append({
                     "machine": spec, "P[M=1]": m.p_accept, "K (every step)": params.k,
                     "params": pname, "claim": "true" if true_claim else "false", "A": a,
-                    "B": b, "measured": e.acceptance, "ci_low": e.ci_low, "ci_high": e.ci_high,
+                    "B": b, "measured": None, "ci_low": None, "ci_high": None,
                     "optimal (exact)": best.value, "proven bound": theorem.proven,
                     "optimal within": sign * (best.value - theorem.proven) >= -1e-12,
-                    "interval consistent": bool(
-                        e.ci_high >= theorem.proven if true_claim else e.ci_low <= theorem.proven
-                    ),
-                    "forfeits A/B": f"{e.forfeited['A']}/{e.forfeited['B']}",
+                    "interval consistent": None, "forfeits A/B": None,
                 })  # fmt: skip
+    for row, e in zip(rows, (measure or measurer())("guarantees", cells, debates, seed),
+                      strict=True):  # fmt: skip
+        proven, true_claim = row["proven bound"], row["claim"] == "true"
+        row.update({
+            "measured": e.acceptance, "ci_low": e.ci_low, "ci_high": e.ci_high,
+            "interval consistent": bool(e.ci_high >= proven if true_claim else e.ci_low <= proven),
+            "forfeits A/B": f"{e.forfeited['A']}/{e.forfeited['B']}",
+        })  # fmt: skip
     return rows
 
 
@@ -116,41 +155,53 @@ def oracle_k_versus_step_k() -> list[dict[str, Any]]:
     return rows
 
 
-def deterministic_steps(debates: int, seed: int) -> list[dict[str, Any]]:
+def deterministic_steps(
+    debates: int, seed: int, measure: Measure | None = None
+) -> list[dict[str, Any]]:
     """A liar that shades deterministic steps: K = 1 (oracle-only), strict checks, every step."""
     rows: list[dict[str, Any]] = []
+    cells: list[Cell] = []
+    measured: list[dict[str, Any]] = []
     for t in (4, 8, 12, 100, 1000):
-        m = make_stochastic_machine(f"copy-chain:t={t},p=0.3")
-        runs = [(spec, machine_params(spec, m, ORACLE)) for spec in
+        spec = f"copy-chain:t={t},p=0.3"
+        m = make_stochastic_machine(spec)
+        runs = [(name, machine_params(name, m, ORACLE)) for name in
                 ("paper", "paper:strict", "lean", "lean:strict")]  # fmt: skip
-        runs += [(spec, machine_params(spec, m, STEP)) for spec in ("paper", "lean")]
-        for spec, params in runs:
+        runs += [(name, machine_params(name, m, STEP)) for name in ("paper", "lean")]
+        for name, params in runs:
             theorem = guarantee(m, params, 1)
             assert theorem.formula is not None
+            row: dict[str, Any] = {"machine": m.name, "params": name, "K": params.k_definition,
+                   "K value": params.k, "adversary": None, "acceptance": None,
+                   "bound formula": theorem.formula, "hypothesis": theorem.hypothesis,
+                   "within formula": None}  # fmt: skip
             if t <= 12:
-                value, how = optimal_liar(m, params, 1).value, "optimal liar (exact)"
-                ok = value <= theorem.formula + 1e-12
+                value = optimal_liar(m, params, 1).value
+                row.update({"adversary": "optimal liar (exact)", "acceptance": value,
+                            "within formula": bool(value <= theorem.formula + 1e-12)})  # fmt: skip
             else:
-                e = estimate_acceptance(m, params, 1, "evade", "honest", debates=debates,
-                                        seed=seed)  # fmt: skip
-                value, how = e.acceptance, f"evade, measured over {debates:,} debates"
-                ok = e.ci_low <= theorem.formula
-            rows.append({"machine": m.name, "params": spec, "K": params.k_definition,
-                         "K value": params.k, "adversary": how, "acceptance": value,
-                         "bound formula": theorem.formula, "hypothesis": theorem.hypothesis,
-                         "within formula": bool(ok)})  # fmt: skip
+                cells.append(Cell(spec, params, 1, "evade", "honest"))
+                measured.append(row)
+            rows.append(row)
+    for row, e in zip(measured, (measure or measurer())("deterministic", cells, debates, seed),
+                      strict=True):  # fmt: skip
+        row.update({"adversary": f"evade, measured over {debates:,} debates",
+                    "acceptance": e.acceptance,
+                    "within formula": bool(e.ci_low <= row["bound formula"])})  # fmt: skip
     return rows
 
 
-def costs(out: Path, debates: int, seed: int) -> tuple[list[dict[str, Any]], list[Path]]:
+def costs(
+    out: Path, debates: int, seed: int, measure: Measure | None = None
+) -> tuple[list[dict[str, Any]], list[Path]]:
     """Section 2: samples per party against T and K; two figures."""
-    rows: list[dict[str, Any]] = []
+    points: list[tuple[str, str, float]] = []
     for t in (10, 30, 100, 300, 1000):
-        m = make_stochastic_machine(f"long-computation:t={t},votes=3")
-        rows += _cost_rows(m, "T", t, debates, seed)
+        points.append((f"long-computation:t={t},votes=3", "T", t))
     for n in (1, 3, 7, 15, 31):
-        m = make_stochastic_machine(f"majority:n={n},p=0.5")
-        rows += _cost_rows(m, "K", m.lipschitz or 0.0, debates, seed)
+        spec = f"majority:n={n},p=0.5"
+        points.append((spec, "K", make_stochastic_machine(spec).lipschitz or 0.0))
+    rows = _cost_rows(points, debates, seed, measure or measurer())
     figs = []
     for axis in ("T", "K"):
         fig = Figure(figsize=(6.4, 4.2))
@@ -186,24 +237,32 @@ def costs(out: Path, debates: int, seed: int) -> tuple[list[dict[str, Any]], lis
     return rows, figs
 
 
-def _cost_rows(m: Any, axis: str, x: float, debates: int, seed: int) -> list[dict[str, Any]]:
-    rows = []
-    bounds = step_bounds(m)
-    k_step = f"{bounds.upper:.4g}" + (
-        " (step-count bound)" if bounds.upper_method == "step-count" else ""
-    )
-    for pname in ("paper", "lean"):
-        params = machine_params(pname, m, ORACLE)
-        honest = estimate_acceptance(m, params, 1, "honest", "honest", debates=debates, seed=seed)
-        abort = estimate_acceptance(m, params, 1, "honest", "abort-at", debates=debates,
-                                    seed=seed)  # fmt: skip
-        bound = params.expected_queries_bound()
-        rows.append({
-            "axis": axis, axis: x, "machine": m.name, "params": pname, "T": m.length,
-            "K": m.lipschitz, "K (every step)": k_step, "measured_A": honest.queries["A"]["mean"],
-            "measured_B": honest.queries["B"]["mean"], "measured_V": abort.queries["V"]["mean"],
-            "formula_A": bound["A"], "formula_B": bound["B"], "formula_V": bound["V"],
-        })  # fmt: skip
+def _cost_rows(
+    points: list[tuple[str, str, float]], debates: int, seed: int, measure: Measure
+) -> list[dict[str, Any]]:
+    """Per machine and parameter set: honest samples, and V's when B aborts."""
+    rows, cells = [], []
+    for spec, axis, x in points:
+        m = make_stochastic_machine(spec)
+        bounds = step_bounds(m)
+        k_step = f"{bounds.upper:.4g}" + (
+            " (step-count bound)" if bounds.upper_method == "step-count" else ""
+        )
+        for pname in ("paper", "lean"):
+            params = machine_params(pname, m, ORACLE)
+            cells += [Cell(spec, params, 1, "honest", b) for b in ("honest", "abort-at")]
+            bound = params.expected_queries_bound()
+            rows.append({
+                "axis": axis, axis: x, "machine": m.name, "params": pname, "T": m.length,
+                "K": m.lipschitz, "K (every step)": k_step, "measured_A": None,
+                "measured_B": None, "measured_V": None, "formula_A": bound["A"],
+                "formula_B": bound["B"], "formula_V": bound["V"],
+            })  # fmt: skip
+    found = measure("costs", cells, debates, seed)
+    for row, honest, abort in zip(rows, found[::2], found[1::2], strict=True):
+        row["measured_A"] = honest.queries["A"]["mean"]
+        row["measured_B"] = honest.queries["B"]["mean"]
+        row["measured_V"] = abort.queries["V"]["mean"]
     return rows
 
 
@@ -287,10 +346,16 @@ def check_report_args(out: Path, debates: int, seed: int, readme: Path | None = 
 
 
 def write_report(
-    out: Path, debates: int = 20_000, seed: int = 0, readme: Path | None = None
+    out: Path,
+    debates: int = 20_000,
+    seed: int = 0,
+    readme: Path | None = None,
+    measure: Measure | None = None,
 ) -> Path:
     """Regenerate ``out/report.md`` and its figures; return the Markdown file's path.
 
+    The Monte Carlo cells of a section run together through ``measure`` (default: this
+    process; :func:`measurer` makes one for any executor, with a resumable store).
     If ``readme`` is given, the summary table is written between its ``report:stochastic``
     markers.  Arguments are checked (:func:`check_report_args`: the README's markers too)
     before any measurement; every file is written atomically.
@@ -305,11 +370,12 @@ def write_report(
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ProofgamesError(f"cannot make the folder {out}: {exc.strerror or exc}") from None
+    measure = measure or measurer()
     sections = Sections(
-        guarantees=guarantees(debates, seed),
+        guarantees=guarantees(debates, seed, measure),
         k_definitions=oracle_k_versus_step_k(),
-        deterministic=deterministic_steps(max(1000, debates // 5), seed),
-        costs=costs(out, max(200, debates // 20), seed),
+        deterministic=deterministic_steps(max(1000, debates // 5), seed, measure),
+        costs=costs(out, max(200, debates // 20), seed, measure),
         looseness=looseness(out),
     )
     summary = summary_markdown(sections, out)
