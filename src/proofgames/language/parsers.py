@@ -20,10 +20,10 @@ that into the prover's forfeit with the message as the recorded reason.
 
 Example:
     >>> t = parse_gsm8k("Tom has 3 apples. He buys 2 more. How many?",
-    ...                 "He has 3+2=<<3+2=5>>5 apples.\\n#### 5")
+    ...                 "He has 3+2=<<3+2=5>>5 apples.\n#### 5")
     >>> t.steps[0].result, t.steps[0].task_parts, t.answer
     ('5', (0, 1), '5')
-    >>> text = "Step 1: 2 + 2 = 4\\nStep 2: 4 * 3 = 12 (uses 1)\\nAnswer: 12"
+    >>> text = "Step 1: 2 + 2 = 4\nStep 2: 4 * 3 = 12 (uses 1)\nAnswer: 12"
     >>> parse_model_output("Q", text).answer
     '12'
 """
