@@ -34,7 +34,7 @@ import numpy as np
 from .._errors import OracleError
 from ..judging import JudgeKind, Judgement, StepQuestion
 from .parsers import ANNOTATION
-from .transcript import WHOLE_PROMPT, as_number, numbers_in, question_tokens
+from .transcript import as_number, numbers_in, question_tokens, whole_layout
 
 _OPS: dict[type[ast.AST], Callable[[Fraction, Fraction], Fraction]] = {
     ast.Add: operator.add,
@@ -94,6 +94,10 @@ def annotation_holds(expr: str, value: str) -> bool:
     return exact == claimed
 
 
+def _shown(inputs: str) -> set[Fraction]:
+    return set(numbers_in(ANNOTATION.sub(r" \2 ", inputs)))
+
+
 class CalculatorJudge:
     """Exact on ``<<expr=value>>`` annotations, blind to reasoning.
 
@@ -110,7 +114,9 @@ class CalculatorJudge:
 
     def check(self, step: str, inputs: str) -> str | None:
         """The first problem with ``step`` given ``inputs``, or ``None`` if none."""
-        shown = set(numbers_in(ANNOTATION.sub(r" \2 ", inputs)))
+        return self._check(step, _shown(inputs) if self.ground_operands else set())
+
+    def _check(self, step: str, shown: set[Fraction]) -> str | None:
         for expr, value in ANNOTATION.findall(step):
             if not annotation_holds(expr, value):
                 return f"{expr} = {value} is false"
@@ -120,18 +126,22 @@ class CalculatorJudge:
                     return f"operand {missing[0]} of {expr} is not in the inputs shown"
         return None
 
+    def problems(self, question: StepQuestion) -> list[str | None]:
+        """Per step judged, its first problem or ``None`` (every step for a whole question)."""
+        layout = whole_layout(question)
+        if layout is None:
+            return [self.check(question.step, " ".join((question.task, *question.premises)))]
+        task, steps = layout
+        shown = _shown(task)
+        out = []
+        for text in steps:  # each step may use the task and every earlier step
+            out.append(self._check(text, shown))
+            shown |= _shown(text)
+        return out
+
     async def judge(self, question: StepQuestion) -> Judgement:
         """Check the step's annotations (every step's, for a whole-transcript question)."""
-        inputs = question.task
-        problem = None
-        steps = (*question.premises, question.step) if question.prompt == WHOLE_PROMPT else ()
-        for i, text in enumerate(steps or (question.step,)):
-            context = " ".join((question.task, *question.premises))
-            if steps:
-                context = " ".join((inputs, *steps[:i]))
-            problem = self.check(text, context)
-            if problem is not None:
-                break
+        problem = next((p for p in self.problems(question) if p is not None), None)
         return Judgement(
             p_yes=0.0 if problem else 1.0,
             input_tokens=question_tokens(question),
@@ -174,16 +184,7 @@ class ScriptedJudge:
         self.name = name
 
     def _truths(self, question: StepQuestion) -> list[bool]:
-        if question.prompt != WHOLE_PROMPT:
-            return [
-                self.reference.check(question.step, " ".join((question.task, *question.premises)))
-                is None
-            ]
-        steps = (*question.premises, question.step)
-        return [
-            self.reference.check(text, " ".join((question.task, *steps[:i]))) is None
-            for i, text in enumerate(steps)
-        ]
+        return [p is None for p in self.reference.problems(question)]
 
     def probability(self, question: StepQuestion) -> float:
         """P[yes]: each true step accepted w.p. 1 - e, each false one w.p. e."""

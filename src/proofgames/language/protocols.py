@@ -161,8 +161,7 @@ async def whole_transcript(
     """The baseline without debate: the judge reads the whole transcript and answer."""
     out = LanguageOutcome("whole-transcript", None, None, "")
     try:
-        transcript = as_transcript(await move("A", a.transcript(task), timeout, out.costs), task)
-        out.answer = transcript.answer
+        transcript = await _commit(a, task, timeout, out)
         j = await ledger.ask(transcript.whole_question(), out.costs)
     except (Forfeit, BudgetExhausted, OracleError) as exc:
         return _ended(out, exc)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .._errors import ProofgamesError
-from ..judging import DEFAULT_PROMPT, StepQuestion
+from ..judging import DEFAULT_PROMPT, MAX_TEXT_CHARS, StepQuestion
 
 WHOLE_PROMPT = "Does every step of this argument follow, so that its final answer is right?"
 """The question put to a judge who reads a whole transcript (the no-debate baseline)."""
@@ -157,12 +157,24 @@ class StepTranscript:
         )
 
     def whole_question(self) -> StepQuestion:
-        """The no-debate baseline: the whole task and every step, then the final answer."""
+        """The no-debate baseline: the whole task and every step, then the final answer.
+
+        A task longer than one question field allows is sent as the first premises
+        (:func:`whole_layout` reads the question back as task text and steps).
+        """
+        task = " ".join(self.task)
+        chunks: tuple[str, ...] = ()
+        if len(task) > MAX_TEXT_CHARS:
+            chunks = tuple(_chunks(self.task))
+            task = ""
+        prompt = WHOLE_PROMPT + (
+            f" (The first {len(chunks)} inputs are the task.)" if chunks else ""
+        )
         return StepQuestion(
-            task=" ".join(self.task),
-            premises=tuple(s.text for s in self.steps),
+            task=task,
+            premises=(*chunks, *(s.text for s in self.steps)),
             step=f"Final answer: {self.answer}",
-            prompt=WHOLE_PROMPT,
+            prompt=prompt,
         )
 
     def answer_supported(self) -> bool:
@@ -247,3 +259,29 @@ def relevant_parts(values: Sequence[Fraction], task: Sequence[str]) -> tuple[int
     """Indices of the task parts that mention any of ``values``."""
     wanted = set(values)
     return tuple(i for i, part in enumerate(task) if wanted & set(numbers_in(part)))
+
+
+def _chunks(parts: Sequence[str]) -> list[str]:
+    out, current = [], ""
+    for part in parts:
+        if current and len(current) + 1 + len(part) > MAX_TEXT_CHARS:
+            out.append(current)
+            current = ""
+        current = f"{current} {part}" if current else part
+    return [*out, current] if current else out
+
+
+_TASK_CHUNKS = re.compile(r" \(The first (\d+) inputs are the task\.\)$")
+
+
+def whole_layout(question: StepQuestion) -> tuple[str, tuple[str, ...]] | None:
+    """For a whole-transcript question, ``(task text, steps judged)``; else ``None``.
+
+    The steps judged are every step and the final-answer line.
+    """
+    if not question.prompt.startswith(WHOLE_PROMPT):
+        return None
+    m = _TASK_CHUNKS.search(question.prompt)
+    k = int(m.group(1)) if m else 0
+    task = " ".join((question.task, *question.premises[:k])).strip()
+    return task, (*question.premises[k:], question.step)
