@@ -6,7 +6,8 @@ that read ``yes`` or ``no`` (any case, spaces stripped), so Figure 1's stochasti
 applies to it; a provider that gives no log-probabilities yields 1.0 or 0.0 from the text.
 An answer that is neither is the judge's failure (:class:`~proofgames.OracleError`): the
 run stops and says so.  Input tokens are what a person would read
-(:func:`~.transcript.question_tokens`); the model's own count, output tokens and money come from the provider's usage report.
+(:func:`~.transcript.question_tokens`); the model's own count, output tokens and money
+come from the provider's usage report.
 Inspect's cache answers repeated questions (``cache=True``).
 
 Example:
