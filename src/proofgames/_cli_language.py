@@ -1,0 +1,104 @@
+"""Command-line pieces of transcript debates: ``proofgames language generated|gsm8k``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ._errors import ProofgamesError
+from ._jsonout import dumps
+
+Protocol = Annotated[
+    str,
+    typer.Option(help="cross-examination, bisection, whole-transcript or consultancy."),
+]
+Judge = Annotated[
+    str,
+    typer.Option(
+        help="calculator, calculator-grounded, scripted:E, or model:NAME (an Inspect model)."
+    ),
+]
+
+
+def _table(title: str, summary: dict[str, Any]) -> Table:
+    table = Table(title=title, show_header=False)
+    for key in ("debates", "accuracy", "completeness", "soundness_error"):
+        value = summary[key]
+        ci = summary.get(f"{key}_ci")
+        text = f"{value:.3f}" if isinstance(value, float) else str(value)
+        table.add_row(key, text + (f"  (95% CI {ci[0]:.3f}-{ci[1]:.3f}, measured)" if ci else ""))
+    for key in ("judge_calls", "judge_input_tokens", "prover_tokens", "stopped"):
+        table.add_row(
+            f"{key} (mean per debate)" if key != "stopped" else key, f"{summary[key]:,.1f}"
+        )
+    return table
+
+
+def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:
+    """Add the ``language`` command group (``generated``, ``gsm8k``) to the CLI."""
+    lang = typer.Typer(
+        no_args_is_help=True,
+        help="Debates over step transcripts (natural-language arguments): generated and GSM8K.",
+    )
+    app.add_typer(lang, name="language")
+
+    def _show(title: str, rows: list[dict[str, Any]], as_json: bool) -> None:
+        from .language.experiments import summarize
+
+        summary = summarize(rows)
+        if as_json:
+            console.print_json(dumps({"summary": summary, "debates": rows}))
+        else:
+            console.print(_table(title, summary))
+
+    @lang.command("generated")
+    def generated(
+        steps: Annotated[int, typer.Option(help="Steps per transcript (2 to 5000).")] = 100,
+        n: Annotated[int, typer.Option(help="Problems (each debated twice).")] = 20,
+        protocol: Protocol = "cross-examination",
+        judge: Judge = "calculator",
+        figure1: Annotated[
+            bool, typer.Option(help="Decide the disputed step by Figure 1.")
+        ] = False,
+        seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
+        json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    ) -> None:
+        """The generated ledger task: honest A vs contrarian B, dishonest A vs honest B."""
+        from .language.experiments import generated_games
+
+        if n < 1:
+            fail(f"--n must be at least 1, not {n}")
+        try:
+            rows = asyncio.run(
+                generated_games(
+                    steps, n, seed=seed, protocol=protocol, judge=judge, figure1=figure1
+                )
+            )
+        except ProofgamesError as exc:
+            fail(str(exc))
+            return
+        _show(f"{protocol} on the generated task, {steps} steps, judge {judge}", rows, json)
+
+    @lang.command("gsm8k")
+    def gsm8k(
+        path: Annotated[Path, typer.Argument(help="example_model_solutions.jsonl or its folder.")],
+        limit: Annotated[int, typer.Option(help="Questions to read (4 solutions each).")] = 50,
+        protocol: Protocol = "cross-examination",
+        judge: Judge = "calculator",
+        json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    ) -> None:
+        """GSM8K model solutions: A defends each, B disputes the first failing step."""
+        from .language.experiments import gsm8k_games
+
+        try:
+            rows = asyncio.run(gsm8k_games(path, limit=limit, protocol=protocol, judge=judge))
+        except ProofgamesError as exc:
+            fail(str(exc))
+            return
+        _show(f"{protocol} on GSM8K model solutions, judge {judge}", rows, json)
