@@ -1,4 +1,4 @@
-"""Inspect AI's entry point: registers ``proofgames/gsm8k_debate`` and ``proofgames/generated_debate``."""
+"""Inspect AI entry point: the tasks proofgames/gsm8k_debate and proofgames/generated_debate."""
 
 from .inspect_tasks import generated_debate, gsm8k_debate
 
