@@ -102,3 +102,27 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
             fail(str(exc))
             return
         _show(f"{protocol} on GSM8K model solutions, judge {judge}", rows, json)
+
+    @lang.command("report")
+    def report(
+        out: Annotated[
+            Path, typer.Option(help="Folder for results.json, tables.md, figures.")
+        ] = Path("reports/language"),
+        gsm8k: Annotated[
+            Path | None, typer.Option(help="GSM8K model solutions (file or folder); omit to skip.")
+        ] = None,
+        n: Annotated[int, typer.Option(help="Problems per point (each debated twice).")] = 100,
+        figure1_n: Annotated[int, typer.Option(help="Problems per Figure 1 point.")] = 40,
+        seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
+    ) -> None:
+        """Run the language report's experiments; write results, tables and figures."""
+        from .language.report import build_report
+
+        if n < 1 or figure1_n < 1:
+            fail("--n and --figure1-n must be at least 1")
+        try:
+            build_report(out, gsm8k, n=n, seed=seed, figure1_n=figure1_n)
+        except ProofgamesError as exc:
+            fail(str(exc))
+            return
+        console.print(f"wrote {out}/results.json, tables.md and figures")
