@@ -24,7 +24,7 @@ pytestmark = [
     pytest.mark.skipif(
         os.environ.get("PROOFGAMES_GEMMA") != "1",
         reason="slow real-model test: set PROOFGAMES_GEMMA=1",
-    ),  # fmt: skip
+    ),
     pytest.mark.skipif(bool(MISSING), reason=f"needs the language-gemma extra: {MISSING}"),
 ]
 
