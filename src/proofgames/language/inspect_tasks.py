@@ -36,6 +36,7 @@ from .costs import JudgeLedger
 from .experiments import PROTOCOLS, make_judge, play
 from .generated import generate_chain
 from .gsm8k import load_gsm8k_solutions
+from .local_model import gguf as _gguf_provider  # noqa: F401  (registers proofgames-gguf)
 from .provers import CheckerB, ContrarianB, ProverB, ReferenceB, ScriptedA
 from .transcript import StepTranscript
 
