@@ -31,14 +31,14 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from .._errors import ProtocolError
-from .costs import JudgeLedger
-from .experiments import PROTOCOLS, make_judge, play
-from .generated import generate_chain
-from .gsm8k import load_gsm8k_solutions
-from .local_model import gguf as _gguf_provider  # noqa: F401  (registers proofgames-gguf)
-from .provers import CheckerB, ContrarianB, ProverB, ReferenceB, ScriptedA
-from .transcript import StepTranscript
+from proofgames._errors import ProtocolError
+from proofgames.language.costs import JudgeLedger
+from proofgames.language.experiments import PROTOCOLS, make_judge, play
+from proofgames.language.generated import generate_chain
+from proofgames.language.gsm8k import load_gsm8k_solutions
+from proofgames.language.local_model import gguf as _gguf_provider  # noqa: F401  (registers proofgames-gguf)
+from proofgames.language.provers import CheckerB, ContrarianB, ProverB, ReferenceB, ScriptedA
+from proofgames.language.transcript import StepTranscript
 
 
 def _check(protocol: str, prover_b: str) -> None:
