@@ -48,3 +48,13 @@ def test_generated_bad_options_fail_with_one_line(
 def test_gsm8k_command(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "language", "gsm8k", str(GSM8K), "--limit", "5", "--json")
     assert code == 0 and json.loads(out)["summary"]["debates"] == 20
+
+
+def test_a_spent_judge_budget_stops_the_run_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(
+        capsys, "language", "generated", "--steps", "20", "--n", "5", "--max-judge-calls", "3",
+        "--json",
+    )  # fmt: skip
+    data = json.loads(out)
+    assert code == 0 and data["summary"]["debates"] == 4 and data["summary"]["stopped"] == 1
+    assert "budget spent" in data["debates"][-1]["reason"] and "stopped" in err

@@ -18,6 +18,10 @@ Protocol = Annotated[
     str,
     typer.Option(help="cross-examination, bisection, whole-transcript or consultancy."),
 ]
+MaxCalls = Annotated[
+    int | None,
+    typer.Option(help="Judge budget for the whole run; the run stops when it is spent."),
+]
 Judge = Annotated[
     str,
     typer.Option(
@@ -52,6 +56,9 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         from .language.experiments import summarize
 
         summary = summarize(rows)
+        if rows and rows[-1]["accepted"] is None:
+            fail_line = f"the run stopped after {len(rows)} debates: {rows[-1]['reason']}"
+            Console(stderr=True).print(f"[bold yellow]warning:[/] {fail_line}")
         if as_json:
             console.print_json(dumps({"summary": summary, "debates": rows}))
         else:
@@ -67,9 +74,11 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
             bool, typer.Option(help="Decide the disputed step by Figure 1.")
         ] = False,
         seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
+        max_judge_calls: MaxCalls = None,
         json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """The generated ledger task: honest A vs contrarian B, dishonest A vs honest B."""
+        from .language.costs import JudgeBudget
         from .language.experiments import generated_games
 
         if n < 1:
@@ -77,7 +86,13 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         try:
             rows = asyncio.run(
                 generated_games(
-                    steps, n, seed=seed, protocol=protocol, judge=judge, figure1=figure1
+                    steps,
+                    n,
+                    seed=seed,
+                    protocol=protocol,
+                    judge=judge,
+                    figure1=figure1,
+                    budget=JudgeBudget(max_calls=max_judge_calls),
                 )
             )
         except ProofgamesError as exc:
@@ -91,13 +106,18 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         limit: Annotated[int, typer.Option(help="Questions to read (4 solutions each).")] = 50,
         protocol: Protocol = "cross-examination",
         judge: Judge = "calculator",
+        max_judge_calls: MaxCalls = None,
         json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """GSM8K model solutions: A defends each, B disputes the first failing step."""
+        from .language.costs import JudgeBudget
         from .language.experiments import gsm8k_games
 
         try:
-            rows = asyncio.run(gsm8k_games(path, limit=limit, protocol=protocol, judge=judge))
+            budget = JudgeBudget(max_calls=max_judge_calls)
+            rows = asyncio.run(
+                gsm8k_games(path, limit=limit, protocol=protocol, judge=judge, budget=budget)
+            )
         except ProofgamesError as exc:
             fail(str(exc))
             return

@@ -27,7 +27,7 @@ from .._errors import ProtocolError
 from ..judging import StepJudge
 from ..stochastic.optimize import optimize_params
 from ._moves import LanguageOutcome
-from .costs import JudgeLedger
+from .costs import DebateCosts, JudgeBudget, JudgeLedger
 from .figure1 import Figure1Check
 from .generated import generate_chain
 from .gsm8k import load_gsm8k_solutions
@@ -89,14 +89,17 @@ def _seeds(seed: int, n: int) -> list[int]:
 
 
 async def generated_games(
-    steps: int, n: int, *, seed: int, protocol: str, judge: str, figure1: bool = False
-) -> list[Row]:
+    steps: int, n: int, *, seed: int, protocol: str, judge: str, figure1: bool = False,
+    budget: JudgeBudget | None = None,
+) -> list[Row]:  # fmt: skip
     """``n`` generated problems, each debated twice.
 
     Honest A meets a contrarian B (truth: accept); the dishonest A meets the reference
-    B (truth: reject).
+    B (truth: reject).  With a ``budget`` for the whole run, the run stops at the first
+    debate the budget cannot pay for (that debate's row says so).
     """
-    rows = []
+    rows: list[Row] = []
+    spent = DebateCosts()
     for i, s in enumerate(_seeds(seed, n)):
         item = generate_chain(steps, seed=s)
         for honest in (True, False):
@@ -104,8 +107,11 @@ async def generated_games(
             fig1 = _figure1(j, s) if figure1 else None
             a = ScriptedA(item.reference if honest else item.dishonest)
             b: ProverB = ContrarianB(s) if honest else ReferenceB(item.reference)
-            out = await play(protocol, item.task_text, a, b, JudgeLedger(j), s, fig1)
+            ledger = JudgeLedger(j, budget or JudgeBudget(), costs=spent)
+            out = await play(protocol, item.task_text, a, b, ledger, s, fig1)
             rows.append(_row(out, honest, item=i, steps=steps, error_at=item.error_at))
+            if out.accepted is None:
+                return rows
     return rows
 
 
@@ -118,13 +124,16 @@ def _figure1(judge: StepJudge, seed: int) -> Figure1Check:
 
 
 async def gsm8k_games(
-    path: str | Path, *, limit: int | None, protocol: str, judge: str, seed: int = 0
-) -> list[Row]:
+    path: str | Path, *, limit: int | None, protocol: str, judge: str, seed: int = 0,
+    budget: JudgeBudget | None = None,
+) -> list[Row]:  # fmt: skip
     """Debate every model solution of the first ``limit`` questions; truth: ``is_correct``.
 
     A defends the solution as written; B disputes the first step the calculator rejects.
+    A run ``budget`` stops the run as in :func:`generated_games`.
     """
-    rows = []
+    rows: list[Row] = []
+    spent = DebateCosts()
     for sol in load_gsm8k_solutions(path, limit):
         meta = {"index": sol.index, "model": sol.model}
         if sol.transcript is None:
@@ -133,9 +142,11 @@ async def gsm8k_games(
             )
         else:
             a, b = ScriptedA(sol.transcript), CheckerB()
-            ledger = JudgeLedger(make_judge(judge, seed))
+            ledger = JudgeLedger(make_judge(judge, seed), budget or JudgeBudget(), costs=spent)
             out = await play(protocol, " ".join(sol.transcript.task), a, b, ledger, seed)
         rows.append(_row(out, sol.is_correct, **meta))
+        if out.accepted is None:
+            break
     return rows
 
 
