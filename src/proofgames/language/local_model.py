@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from .._errors import ProofgamesError
 GEMMA = "gemma3-270m"
 CACHE = Path.home() / ".cache" / "proofgames"
 DEFAULT_MAX_TOKENS = 16
+_LOCK = threading.Lock()  # one load / generation at a time (imports and lru_cache race)
 
 
 def model_path(name: str) -> Path:
@@ -80,6 +82,11 @@ def _load(name: str) -> tuple[Any, Any]:
 
 
 def _generate(name: str, prompt: str, max_tokens: int, top: int) -> ModelOutput:
+    with _LOCK:
+        return _generate_locked(name, prompt, max_tokens, top)
+
+
+def _generate_locked(name: str, prompt: str, max_tokens: int, top: int) -> ModelOutput:
     import torch
 
     tok, model = _load(name)
