@@ -45,14 +45,14 @@ def _table(title: str, summary: dict[str, Any]) -> Table:
 
 
 def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:
-    """Add the ``language`` command group (``generated``, ``gsm8k``) to the CLI."""
+    """Add the ``language`` command group (``generated``, ``gsm8k``, ``report``) to the CLI."""
     lang = typer.Typer(
         no_args_is_help=True,
         help="Debates over step transcripts (natural-language arguments): generated and GSM8K.",
     )
     app.add_typer(lang, name="language")
 
-    def _show(title: str, rows: list[dict[str, Any]], as_json: bool) -> None:
+    def show(title: str, rows: list[dict[str, Any]], as_json: bool) -> None:
         from .language.experiments import summarize
 
         summary = summarize(rows)
@@ -64,6 +64,15 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         else:
             console.print(_table(title, summary))
 
+    _add_generated(lang, show, fail)
+    _add_gsm8k(lang, show, fail)
+    _add_report(lang, console, fail)
+
+
+Show = Callable[[str, list[dict[str, Any]], bool], None]
+
+
+def _add_generated(lang: typer.Typer, show: Show, fail: Callable[[str], None]) -> None:
     @lang.command("generated")
     def generated(
         steps: Annotated[int, typer.Option(help="Steps per transcript (2 to 5000).")] = 100,
@@ -98,8 +107,10 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         except ProofgamesError as exc:
             fail(str(exc))
             return
-        _show(f"{protocol} on the generated task, {steps} steps, judge {judge}", rows, json)
+        show(f"{protocol} on the generated task, {steps} steps, judge {judge}", rows, json)
 
+
+def _add_gsm8k(lang: typer.Typer, show: Show, fail: Callable[[str], None]) -> None:
     @lang.command("gsm8k")
     def gsm8k(
         path: Annotated[Path, typer.Argument(help="example_model_solutions.jsonl or its folder.")],
@@ -121,8 +132,10 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         except ProofgamesError as exc:
             fail(str(exc))
             return
-        _show(f"{protocol} on GSM8K model solutions, judge {judge}", rows, json)
+        show(f"{protocol} on GSM8K model solutions, judge {judge}", rows, json)
 
+
+def _add_report(lang: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:
     @lang.command("report")
     def report(
         out: Annotated[
