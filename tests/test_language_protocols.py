@@ -219,7 +219,7 @@ def test_prover_replies_count_tokens_and_money() -> None:
 def test_figure1_turns_a_noisy_judge_into_a_sound_one() -> None:
     params = optimize_params(1.0, 1).params
     wrong = 0
-    for seed in range(10):
+    for seed in range(5):
         item = generate_chain(30, seed=seed)
         judge = ScriptedJudge(CalculatorJudge(), 0.2, seed=seed)
         check = Figure1Check(params, announcement=0.8, b_model=judge.probability, seed=seed)
