@@ -73,3 +73,5 @@ class PanelChoice:
         """Every item's index."""
         n = self.witness_length
         return [bytes(int(c) for c in format(i, f"0{n}b")) for i in range(len(self.probabilities))]
+
+
