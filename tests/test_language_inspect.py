@@ -179,3 +179,33 @@ def test_gsm8k_task_with_a_model_b_and_judge(tmp_path: Path) -> None:
 def test_task_options_are_checked() -> None:
     with pytest.raises(Exception, match="unknown protocol"):
         generated_debate(protocol="shouting")
+
+
+def ledger_solver_output(messages: list[Any], *args: Any) -> ModelOutput:
+    """A mock prover_a that solves the generated ledger task (and lies at the last line)."""
+    prompt = messages[-1].text
+    stock = int(re.search(r"starts with (\d+) crates", prompt).group(1))  # type: ignore[union-attr]
+    lines = []
+    for k, (verb, amount) in enumerate(re.findall(r"it (receives|ships out) (\d+) crates", prompt)):
+        sign = "+" if verb == "receives" else "-"
+        new = stock + int(amount) if sign == "+" else stock - int(amount)
+        lines.append(
+            f"Step {k + 1}: {stock} {sign} {amount} = <<{stock}{sign}{amount}={new}>>{new}"
+        )
+        stock = new
+    wrong = re.search(r"final answer is (\d+)", prompt)
+    lines.append(f"Answer: {wrong.group(1) if wrong else stock}")
+    return reply("\n".join(lines))
+
+
+def test_a_model_prover_a_writes_its_own_solution_under_inspect(tmp_path: Path) -> None:
+    a = get_model("mockllm/model", custom_outputs=ledger_solver_output, memoize=False)
+    task = generated_debate(steps=6, n=2, prover_a="model")
+    (log,) = inspect_eval(task, model="none/none", model_roles={"prover_a": a},
+                          log_dir=str(tmp_path), display="none")  # fmt: skip
+    assert log.status == "success" and log.samples is not None
+    outcomes = {s.id: s.metadata["outcome"] for s in log.samples}
+    assert outcomes["0-honest"]["accepted"] is True and outcomes["0-honest"]["truth"] is True
+    assert outcomes["0-dishonest"]["forfeit"] == "A" and outcomes["0-dishonest"]["truth"] is False
+    assert outcomes["0-honest"]["costs"]["prover_output_tokens"] > 0
+    assert log.results is not None and log.results.scores[0].metrics["accuracy"].value == 1.0
