@@ -1,0 +1,138 @@
+"""Costs per debate, and the judge ledger that counts them and enforces budgets.
+
+Every judge call goes through a :class:`JudgeLedger`: it counts calls, human judgements,
+the tokens the judge read (what a person would have to read) and wrote, and money where
+the provider reports it; with a :class:`JudgeBudget` it stops the run, with
+:class:`BudgetExhausted`, before a call the budget cannot pay for.  It can also cache
+answers by question id (a deterministic judge then pays once per distinct question;
+model judges use Inspect's own cache).
+
+Example:
+    >>> import asyncio
+    >>> from proofgames.judging import StepQuestion
+    >>> from proofgames.language.judges import CalculatorJudge
+    >>> ledger = JudgeLedger(CalculatorJudge(), JudgeBudget(max_calls=1))
+    >>> q = StepQuestion(task="", premises=(), step="<<1+1=2>>2")
+    >>> asyncio.run(ledger.ask(q)).verdict, ledger.costs.judge_calls
+    (True, 1)
+    >>> try:
+    ...     asyncio.run(ledger.ask(q))
+    ... except BudgetExhausted as exc:
+    ...     print(exc)
+    judge budget spent: 1 of 1 calls
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from .._errors import OracleError, ProofgamesError
+from ..judging import Judgement, StepJudge, StepQuestion
+
+
+class BudgetExhausted(ProofgamesError):
+    """The judge budget is spent: the run stops and reports it."""
+
+
+@dataclass
+class DebateCosts:
+    """What one debate cost.
+
+    Attributes:
+        judge_calls: Calls to the judge (model requests, human answers, checks).
+        human_judgements: How many of those were people's answers.
+        judge_input_tokens: Tokens the judge read.
+        judge_output_tokens: Tokens the judge wrote.
+        prover_input_tokens: Tokens the provers read (model provers only).
+        prover_output_tokens: Tokens the provers wrote.
+        verifier_read_tokens: Tokens V itself read (claims, the final answer).
+        cost_usd: Money, where a provider reported it (``None`` if none did).
+    """
+
+    judge_calls: int = 0
+    human_judgements: int = 0
+    judge_input_tokens: int = 0
+    judge_output_tokens: int = 0
+    prover_input_tokens: int = 0
+    prover_output_tokens: int = 0
+    verifier_read_tokens: int = 0
+    cost_usd: float | None = None
+
+    def add_judgement(self, j: Judgement) -> None:
+        """Count one judgement."""
+        self.judge_calls += j.calls
+        self.human_judgements += j.human_judgements
+        self.judge_input_tokens += j.input_tokens
+        self.judge_output_tokens += j.output_tokens
+        self.add_money(j.cost_usd)
+
+    def add_money(self, usd: float | None) -> None:
+        """Add money reported by a provider (``None``: not reported)."""
+        if usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + usd
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain JSON data."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class JudgeBudget:
+    """Limits on judging for a whole run (``None``: no limit)."""
+
+    max_calls: int | None = None
+    max_input_tokens: int | None = None
+    max_cost_usd: float | None = None
+
+
+@dataclass
+class JudgeLedger:
+    """Every judge call of a run, counted; stops the run when the budget is spent.
+
+    Args:
+        judge: The step judge.
+        budget: Limits for the run.
+        cache: Answer a question seen before from the cache (no new call).
+    """
+
+    judge: StepJudge
+    budget: JudgeBudget = field(default_factory=JudgeBudget)
+    cache: bool = False
+    costs: DebateCosts = field(default_factory=DebateCosts)
+    _answers: dict[str, Judgement] = field(default_factory=dict)
+
+    def _check_budget(self) -> None:
+        b, c = self.budget, self.costs
+        if b.max_calls is not None and c.judge_calls >= b.max_calls:
+            raise BudgetExhausted(f"judge budget spent: {c.judge_calls} of {b.max_calls} calls")
+        if b.max_input_tokens is not None and c.judge_input_tokens >= b.max_input_tokens:
+            raise BudgetExhausted(
+                f"judge budget spent: {c.judge_input_tokens} of {b.max_input_tokens} input tokens"
+            )
+        if b.max_cost_usd is not None and (c.cost_usd or 0.0) >= b.max_cost_usd:
+            raise BudgetExhausted(f"judge budget spent: ${c.cost_usd} of ${b.max_cost_usd}")
+
+    async def ask(self, question: StepQuestion, debate: DebateCosts | None = None) -> Judgement:
+        """Ask the judge (or the cache); count the answer for the run and ``debate``.
+
+        Raises:
+            BudgetExhausted: The budget cannot pay for another call.
+            OracleError: The judge raised or answered something that is not a Judgement.
+        """
+        if self.cache and question.question_id in self._answers:
+            return self._answers[question.question_id]
+        self._check_budget()
+        try:
+            answer = await self.judge.judge(question)
+        except (BudgetExhausted, OracleError):
+            raise
+        except Exception as exc:
+            raise OracleError(f"judge {self.judge.name!r} failed: {exc!r}") from exc
+        if not isinstance(answer, Judgement):
+            raise OracleError(f"judge {self.judge.name!r} answered {answer!r}, not a Judgement")
+        self.costs.add_judgement(answer)
+        if debate is not None:
+            debate.add_judgement(answer)
+        if self.cache:
+            self._answers[question.question_id] = answer
+        return answer

@@ -1,0 +1,189 @@
+"""Batches of transcript debates, with summaries: used by the CLI, Inspect tasks and report.
+
+Judges are named by a spec: ``calculator`` (annotations), ``calculator-grounded`` (and operands
+shown in the inputs), ``scripted:E`` (error rate E, reference: the
+exact calculator with operand grounding), or ``model`` (the Inspect model in role
+``judge``; needs the ``language`` extra).  Rates come with 95% Wilson intervals.
+
+Example:
+    >>> import asyncio
+    >>> rows = asyncio.run(generated_games(20, 4, seed=0, protocol="cross-examination",
+    ...                                    judge="calculator"))
+    >>> s = summarize(rows)
+    >>> s["completeness"], s["soundness_error"], s["debates"]
+    (1.0, 0.0, 8)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import ProtocolError
+from ..judging import StepJudge
+from ..stochastic.optimize import optimize_params
+from ._moves import LanguageOutcome
+from .costs import DebateCosts, JudgeBudget, JudgeLedger
+from .figure1 import Figure1Check
+from .generated import generate_chain
+from .gsm8k import load_gsm8k_solutions
+from .judges import CalculatorJudge, ScriptedJudge
+from .protocols import bisection, consultancy, cross_examination, whole_transcript
+from .provers import CheckerB, ContrarianB, ProverA, ProverB, ReferenceB, ScriptedA
+
+PROTOCOLS = ("cross-examination", "bisection", "whole-transcript", "consultancy")
+Row = dict[str, Any]
+
+
+def make_judge(spec: str, seed: int) -> StepJudge:
+    """A judge from its spec (see the module doc)."""
+    if spec in ("calculator", "calculator-grounded"):
+        return CalculatorJudge(ground_operands=spec == "calculator-grounded")
+    if spec.startswith("scripted:"):
+        try:
+            rate = float(spec.split(":", 1)[1])
+        except ValueError:
+            raise ProtocolError(f"judge {spec!r}: the error rate must be a number") from None
+        return ScriptedJudge(CalculatorJudge(ground_operands=True), rate, seed=seed)
+    if spec == "model" or spec.startswith("model:"):
+        from .model_judge import ModelJudge  # needs inspect-ai
+
+        return ModelJudge(spec.split(":", 1)[1] if ":" in spec else None)
+    raise ProtocolError(
+        f"unknown judge {spec!r}: use calculator, calculator-grounded, scripted:E or model[:NAME]"
+    )
+
+
+async def play(
+    protocol: str, task: str, a: ProverA, b: ProverB, ledger: JudgeLedger, seed: int,
+    figure1: Figure1Check | None = None,
+) -> LanguageOutcome:  # fmt: skip
+    """Play one debate of ``protocol``."""
+    if protocol == "cross-examination":
+        return await cross_examination(task, a, b, ledger, figure1=figure1)
+    if protocol == "bisection":
+        return await bisection(task, a, b, ledger, figure1=figure1)
+    if protocol == "whole-transcript":
+        return await whole_transcript(task, a, ledger)
+    if protocol == "consultancy":
+        return await consultancy(task, a, ledger, seed=seed)
+    raise ProtocolError(f"unknown protocol {protocol!r}: use one of {', '.join(PROTOCOLS)}")
+
+
+def _row(out: LanguageOutcome, truth: bool, **extra: Any) -> Row:
+    c = out.costs
+    return {
+        **extra, "truth": truth, "accepted": out.accepted, "correct": out.accepted is truth,
+        "judge_calls": c.judge_calls, "judge_input_tokens": c.judge_input_tokens,
+        "prover_tokens": c.prover_input_tokens + c.prover_output_tokens,
+        "cost_usd": c.cost_usd, "reason": out.reason, "disputed_step": out.disputed_step,
+    }  # fmt: skip
+
+
+def _seeds(seed: int, n: int) -> list[int]:
+    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
+
+
+async def generated_games(
+    steps: int, n: int, *, seed: int, protocol: str, judge: str, figure1: bool = False,
+    budget: JudgeBudget | None = None,
+) -> list[Row]:  # fmt: skip
+    """``n`` generated problems, each debated twice.
+
+    Honest A meets a contrarian B (truth: accept); the dishonest A meets the reference
+    B (truth: reject).  With a ``budget`` for the whole run, the run stops at the first
+    debate the budget cannot pay for (that debate's row says so).
+    """
+    rows: list[Row] = []
+    spent = DebateCosts()
+    for i, s in enumerate(_seeds(seed, n)):
+        item = generate_chain(steps, seed=s)
+        for honest in (True, False):
+            j = make_judge(judge, seed=s + honest)
+            fig1 = _figure1(j, s) if figure1 else None
+            a = ScriptedA(item.reference if honest else item.dishonest)
+            b: ProverB = ContrarianB(s) if honest else ReferenceB(item.reference)
+            ledger = JudgeLedger(j, budget or JudgeBudget(), costs=spent)
+            out = await play(protocol, item.task_text, a, b, ledger, s, fig1)
+            rows.append(_row(out, honest, item=i, steps=steps, error_at=item.error_at))
+            if out.accepted is None:
+                return rows
+    return rows
+
+
+def _figure1(judge: StepJudge, seed: int) -> Figure1Check:
+    if not isinstance(judge, ScriptedJudge):
+        raise ProtocolError("Figure 1 needs a judge whose P[yes] B can model: scripted:E")
+    return Figure1Check(
+        optimize_params(1.0, 1).params, 1.0 - judge.error_rate, judge.probability, seed
+    )
+
+
+async def gsm8k_games(
+    path: str | Path, *, limit: int | None, protocol: str, judge: str, seed: int = 0,
+    budget: JudgeBudget | None = None,
+) -> list[Row]:  # fmt: skip
+    """Debate every model solution of the first ``limit`` questions; truth: ``is_correct``.
+
+    A defends the solution as written; B disputes the first step the calculator rejects.
+    A run ``budget`` stops the run as in :func:`generated_games`.
+    """
+    rows: list[Row] = []
+    spent = DebateCosts()
+    for sol in load_gsm8k_solutions(path, limit):
+        meta = {"index": sol.index, "model": sol.model}
+        if sol.transcript is None:
+            out = LanguageOutcome(
+                protocol, False, "B", f"A forfeits: {sol.parse_error}", forfeit="A"
+            )
+        else:
+            a, b = ScriptedA(sol.transcript), CheckerB()
+            ledger = JudgeLedger(make_judge(judge, seed), budget or JudgeBudget(), costs=spent)
+            out = await play(protocol, " ".join(sol.transcript.task), a, b, ledger, seed)
+        rows.append(_row(out, sol.is_correct, **meta))
+        if out.accepted is None:
+            break
+    return rows
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a rate.
+
+    Example:
+        >>> [round(x, 3) for x in wilson(0, 10)]
+        [0.0, 0.278]
+    """
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def _rate(rows: Sequence[Row], key: str) -> tuple[float, tuple[float, float]]:
+    hits = sum(bool(r[key]) for r in rows)
+    return (hits / len(rows) if rows else float("nan"), wilson(hits, len(rows)))
+
+
+def summarize(rows: Sequence[Row]) -> dict[str, Any]:
+    """Rates (with intervals) and mean costs over a batch of rows."""
+    true = [r for r in rows if r["truth"]]
+    false = [r for r in rows if not r["truth"]]
+    acc, acc_ci = _rate(rows, "correct")
+    comp, comp_ci = _rate(true, "accepted")
+    sound, sound_ci = _rate(false, "accepted")
+    return {
+        "debates": len(rows), "accuracy": acc, "accuracy_ci": acc_ci,
+        "completeness": comp, "completeness_ci": comp_ci,
+        "soundness_error": sound, "soundness_error_ci": sound_ci,
+        "stopped": sum(r["accepted"] is None for r in rows),
+        "judge_calls": float(np.mean([r["judge_calls"] for r in rows])) if rows else 0.0,
+        "judge_input_tokens": float(np.mean([r["judge_input_tokens"] for r in rows]))
+        if rows else 0.0,
+        "prover_tokens": float(np.mean([r["prover_tokens"] for r in rows])) if rows else 0.0,
+    }  # fmt: skip
