@@ -1,5 +1,12 @@
-"""Session-wide pytest configuration: skip the PyTorch subpackage's doctests without torch."""
+"""Session-wide pytest configuration: skip doctests of subpackages whose extras are missing.
+
+The PyTorch subpackage needs torch; the judge server needs the ``judge`` extra; Alembic
+runs the judge's migration scripts itself (importing ``env.py`` outside Alembic fails).
+"""
 
 import importlib.util
 
 collect_ignore_glob = [] if importlib.util.find_spec("torch") else ["src/proofgames/pvg/*"]
+collect_ignore_glob.append("src/proofgames/judge/migrations/*")
+if not all(importlib.util.find_spec(m) for m in ("fastapi", "sqlalchemy", "alembic", "argon2")):
+    collect_ignore_glob.append("src/proofgames/judge/*")

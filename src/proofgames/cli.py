@@ -14,6 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from typer.exceptions import TyperException
 
+from ._cli_judge import register as register_judge
 from ._cli_params import register as register_params
 from ._cli_stochastic import register as register_stochastic
 from ._errors import ProofgamesError
@@ -363,6 +364,7 @@ def demo(
 
 register_stochastic(app, console, _fail)
 register_params(app, console, _fail)
+register_judge(app, console, _fail)
 
 
 @app.command(
