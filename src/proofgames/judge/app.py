@@ -1,11 +1,9 @@
 """The judge server's ASGI app: :func:`create_app` wires database, pages, API and guards.
 
 Example:
-    >>> from starlette.testclient import TestClient
     >>> app = create_app(Settings(database_url="sqlite://"))
-    >>> with TestClient(app) as client:
-    ...     client.get("/queue", follow_redirects=False).headers["location"]
-    '/login'
+    >>> app.title, app.state.runtime.settings.max_body_bytes
+    ('proofgames judge', 262144)
 """
 
 from __future__ import annotations
