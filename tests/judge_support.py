@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 with warnings.catch_warnings():  # starlette 1.x prefers httpx2; httpx works the same here
-    warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
 from proofgames.judge import accounts, service
