@@ -132,7 +132,9 @@ def agreement(answers: Sequence[Sequence[bool]]) -> dict[str, float | int | None
 
 def progress(db: Session, study: Study) -> dict[str, Any]:
     """A study's questions (open, closed), answers, and agreement between raters."""
-    questions = db.scalars(select(Question).where(Question.study_id == study.id)).all()
+    questions = db.scalars(
+        select(Question).where(Question.study_id == study.id).order_by(Question.id)
+    ).all()
     by_question: dict[int, list[bool]] = defaultdict(list)
     query = select(Answer.question_pk, Answer.yes).join(Question, Question.id == Answer.question_pk)
     for question_pk, yes in db.execute(query.where(Question.study_id == study.id)):
