@@ -19,6 +19,7 @@ pytest.importorskip("sqlalchemy")
 from sqlalchemy import func, select
 
 from proofgames.judge import accounts, service
+from proofgames.judge.errors import Conflict
 from proofgames.judge.models import Answer, Assignment, Question
 
 from .judge_support import PASSWORD, WARNING, Judge, Server
@@ -99,7 +100,11 @@ def wait_for(raters: list[Rater], n: int, deadline: float) -> None:
 
 
 def test_acknowledged_answers_survive_kill_9_and_none_is_counted_twice(tmp_path):
-    url = f"sqlite:///{tmp_path / 'judge.db'}"
+    run_fault_test(f"sqlite:///{tmp_path / 'judge.db'}", tmp_path)
+
+
+def run_fault_test(url: str, tmp_path) -> None:
+    """Seed ``url``, serve it, kill -9 the server twice under load, check the database."""
     judge = Judge(url, k=K)
     with judge.sessions() as db:
         for i in range(RATERS):
@@ -128,6 +133,11 @@ def test_acknowledged_answers_survive_kill_9_and_none_is_counted_twice(tmp_path)
         live.stop()
     assert kills == 2 and sum(r.outages for r in raters) > 0  # the kills hit live traffic
     assert [e for r in raters for e in r.errors] == []
+    check_database(judge, raters)
+
+
+def check_database(judge: Judge, raters: list[Rater]) -> None:
+    """Every acknowledged answer stored as given; no question over k; no rater twice."""
     acked = {aid: given for r in raters for aid, given in r.acknowledged.items()}
     with judge.sessions() as db:
         stored = {a.assignment_id: (a.yes, a.confidence) for a in db.scalars(select(Answer))}
@@ -146,3 +156,51 @@ def test_acknowledged_answers_survive_kill_9_and_none_is_counted_twice(tmp_path)
     assert all(n == 1 for _, _, n in pairs)  # no rater twice on a question
     assert all(q.closed and q.n_answers == K for q in questions)  # all answered, then closed
     assert len(stored) == QUESTIONS * K == len(acked)
+
+
+def test_twelve_raters_answering_at_once_record_exactly_k(tmp_path):
+    run_concurrent_close_test(Judge(f"sqlite:///{tmp_path / 'judge.db'}", k=3))
+
+
+def run_concurrent_close_test(judge: Judge) -> None:
+    """12 raters submit to one k = 3 question at the same instant: 3 recorded, 9 closed."""
+    with judge.sessions() as db:
+        raters = [
+            accounts.create_user(db, f"r{i}@example.org", "rater", PASSWORD) for i in range(12)
+        ]
+        for r in raters:
+            service.join(db, judge.study, r)
+    assert judge.post_question("d", "So 7 * 5 = 35").status_code == 201
+    with judge.sessions() as db:
+        taken = [service.next_assignment(db, r) for r in raters]
+    results: list[str] = []
+    barrier = threading.Barrier(len(raters))
+
+    def submit(rater, found):
+        assignment, question = found
+        barrier.wait()
+        with judge.sessions() as db:
+            try:
+                results.append(
+                    service.submit_answer(
+                        db,
+                        rater,
+                        assignment.id,
+                        yes=True,
+                        confidence=3,
+                        shown=service.shown_sha256(question.payload),
+                    )
+                )
+            except Conflict:
+                results.append("closed")
+
+    threads = [
+        threading.Thread(target=submit, args=pair) for pair in zip(raters, taken, strict=True)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == ["closed"] * 9 + ["recorded"] * 3
+    with judge.sessions() as db:
+        assert db.scalar(select(func.count()).select_from(Answer)) == 3
