@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import datetime as dt
 import io
 import json
 
@@ -13,11 +14,11 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from proofgames._errors import OracleError
 from proofgames.judge.human import HumanJudge, JudgeTimeout
-from proofgames.judge.models import Answer, AuditEntry, Question
+from proofgames.judge.models import Answer, Assignment, AuditEntry, Question
 from proofgames.judge.transcript import (
     DEMO_TASK,
     debate,
@@ -65,9 +66,16 @@ def test_a_rater_answers_and_the_question_closes_at_k(judge):
     judge.post_question("d1", "So 7 * 5 = 35", k=2)
     alice, bob, carol = (judge.rater(f"{n}@example.org") for n in ("alice", "bob", "carol"))
     assert answer(alice, yes=True)[1].json()["status"] == "recorded"
-    # carol takes the question before bob closes it: her answer comes too late
+    held = bob.get("/api/v1/assignments/next").json()  # bob holds the second slot ...
+    assert carol.get("/api/v1/assignments/next").json() == {"assignment": None}
+    with judge.sessions() as db:  # ... until his lease runs out
+        db.execute(update(Assignment).values(created_at=dt.datetime(2000, 1, 1)))
+        db.commit()
     late = carol.get("/api/v1/assignments/next").json()
-    assert answer(bob, yes=False)[1].json()["status"] == "recorded"
+    assert late["assignment"] is not None
+    body = {"yes": False, "confidence": 5, "shown_sha256": held["shown_sha256"]}
+    url = f"/api/v1/assignments/{held['assignment']}/answer"
+    assert bob.post(url, json=body, headers=api_csrf(bob)).json()["status"] == "recorded"
     body = {"yes": True, "confidence": 5, "shown_sha256": late["shown_sha256"]}
     r = carol.post(
         f"/api/v1/assignments/{late['assignment']}/answer", json=body, headers=api_csrf(carol)

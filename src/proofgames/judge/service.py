@@ -34,10 +34,11 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any, Literal
 
-from sqlalchemy import select, update
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -48,6 +49,8 @@ from .models import Answer, Assignment, Membership, Question, Study, User, utcno
 from .security import sha256
 
 MAX_K = 100
+LEASE = dt.timedelta(minutes=20)
+"""How long an assignment holds its slot on a question before others may take it."""
 MAX_DEBATE_ID = 200
 
 Submitted = Literal["recorded", "duplicate"]
@@ -185,7 +188,13 @@ def question_result(db: Session, study: Study, debate_id: str, question_id: str)
 
 
 def next_assignment(db: Session, rater: User) -> tuple[Assignment, Question] | None:
-    """The rater's current open assignment, or a new one on the oldest open question."""
+    """The rater's current open assignment, or a new one on the oldest open question.
+
+    A question is handed out to at most k raters at once: its answers plus the
+    assignments still within their :data:`LEASE` stay below k. A rater who walks away
+    blocks a slot for one lease; then another rater gets the question, and whichever
+    answer comes first counts (a late one is refused: the question has closed).
+    """
     mine = db.execute(
         select(Assignment, Question)
         .join(Question, Question.id == Assignment.question_pk)
@@ -198,12 +207,23 @@ def next_assignment(db: Session, rater: User) -> tuple[Assignment, Question] | N
         return mine[0], mine[1]
     studies = select(Membership.study_id).where(Membership.user_id == rater.id)
     taken = select(Assignment.question_pk).where(Assignment.rater_id == rater.id)
+    pending = (  # assignments still being answered, within their lease
+        select(func.count(Assignment.id))
+        .where(
+            Assignment.question_pk == Question.id,
+            Assignment.created_at >= utcnow() - LEASE,
+            ~exists().where(Answer.assignment_id == Assignment.id),
+        )
+        .correlate(Question)
+        .scalar_subquery()
+    )
     question = db.scalar(
         select(Question)
         .where(
             Question.study_id.in_(studies),
             Question.closed.is_(False),
             Question.id.not_in(taken),
+            Question.n_answers + pending < Question.k,
         )
         .order_by(Question.id)
         .limit(1)
