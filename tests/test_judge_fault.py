@@ -6,6 +6,7 @@ given, and no question may hold more than k answers or one rater's answer twice.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import threading
 import time
@@ -20,7 +21,9 @@ from sqlalchemy import func, select
 
 from proofgames.judge import accounts, service
 from proofgames.judge.errors import Conflict
+from proofgames.judge.human import HumanJudge
 from proofgames.judge.models import Answer, Assignment, Question
+from proofgames.judging import Judgement, StepQuestion
 
 from .judge_support import PASSWORD, WARNING, Judge, Server
 
@@ -204,3 +207,40 @@ def run_concurrent_close_test(judge: Judge) -> None:
     assert sorted(results) == ["closed"] * 9 + ["recorded"] * 3
     with judge.sessions() as db:
         assert db.scalar(select(func.count()).select_from(Answer)) == 3
+
+
+def test_a_waiting_debate_survives_a_kill_9_of_the_server(tmp_path):
+    url = f"sqlite:///{tmp_path / 'judge.db'}"
+    judge = Judge(url, k=1)
+    with judge.sessions() as db:
+        service.join(db, judge.study, accounts.create_user(db, "r@example.org", "rater", PASSWORD))
+    judge.app.state.engine.dispose()
+    live = Server(url, log=tmp_path / "server.log")
+    live.start()
+    human = HumanJudge(live.url, judge.token, "study", "survivor", poll_s=0.5, timeout_s=120)
+    results: list[object] = []
+    waiting = threading.Thread(
+        target=lambda: results.append(
+            asyncio.run(human.judge(StepQuestion("2 + 2?", (), "2 + 2 = 4")))
+        )
+    )
+    try:
+        waiting.start()
+        rater = Rater(live.url, "r@example.org", time.monotonic() + 120)
+        while not judge_posted(judge):
+            time.sleep(0.05)
+        live.kill9()  # the verifier is mid long-poll
+        time.sleep(0.5)
+        live.start()
+        rater.run()  # answers the question on the restarted server
+        waiting.join(timeout=120)
+    finally:
+        live.stop()
+    assert rater.errors == [] and len(rater.acknowledged) == 1
+    judgement = results[0]
+    assert isinstance(judgement, Judgement) and judgement.human_judgements == 1
+
+
+def judge_posted(judge: Judge) -> bool:
+    with judge.sessions() as db:
+        return db.scalar(select(func.count()).select_from(Question)) == 1
