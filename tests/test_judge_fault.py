@@ -174,10 +174,14 @@ def run_concurrent_close_test(judge: Judge) -> None:
         for r in raters:
             service.join(db, judge.study, r)
     assert judge.post_question("d", "So 7 * 5 = 35").status_code == 201
-    with judge.sessions() as db:
-        taken = [service.next_assignment(db, r) for r in raters]
+    with judge.sessions() as db:  # all 12 hold it (as after leases ran out)
+        question = db.scalars(select(Question)).one()
+        assignments = [Assignment(question_pk=question.id, rater_id=r.id) for r in raters]
+        db.add_all(assignments)
+        db.commit()
+    taken = [(a, question) for a in assignments]
     results: list[str] = []
-    barrier = threading.Barrier(len(raters))
+    barrier = threading.Barrier(len(raters), timeout=120)
 
     def submit(rater, found):
         assignment, question = found
@@ -244,3 +248,33 @@ def test_a_waiting_debate_survives_a_kill_9_of_the_server(tmp_path):
 def judge_posted(judge: Judge) -> bool:
     with judge.sessions() as db:
         return db.scalar(select(func.count()).select_from(Question)) == 1
+
+
+def test_eight_retries_of_one_answer_at_once_record_it_once(tmp_path):
+    run_concurrent_retry_test(Judge(f"sqlite:///{tmp_path / 'judge.db'}", k=1))
+
+
+def run_concurrent_retry_test(judge: Judge) -> None:
+    """The same answer sent 8 times at the same instant: 1 recorded, 7 duplicates, no 409."""
+    with judge.sessions() as db:
+        rater = accounts.create_user(db, "r@example.org", "rater", PASSWORD)
+        service.join(db, judge.study, rater)
+    assert judge.post_question("d", "So 7 * 5 = 35").status_code == 201
+    with judge.sessions() as db:
+        assignment, question = service.next_assignment(db, rater)
+    shown = service.shown_sha256(question.payload)
+    barrier, results = threading.Barrier(8, timeout=120), []
+
+    def submit():
+        barrier.wait()
+        with judge.sessions() as db:
+            results.append(
+                service.submit_answer(db, rater, assignment.id, yes=True, confidence=2, shown=shown)
+            )
+
+    threads = [threading.Thread(target=submit) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == ["duplicate"] * 7 + ["recorded"]

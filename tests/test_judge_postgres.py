@@ -31,7 +31,7 @@ from proofgames.judging import StepQuestion
 
 from .judge_support import WARNING, Judge, free_port
 from .test_judge_api import _answer_when_posted
-from .test_judge_fault import run_concurrent_close_test, run_fault_test
+from .test_judge_fault import run_concurrent_close_test, run_concurrent_retry_test, run_fault_test
 
 pytestmark = [pytest.mark.postgres, pytest.mark.filterwarnings(WARNING)]
 
@@ -120,6 +120,10 @@ def test_the_api_flow_on_postgres(pg_url):
 
 def test_concurrent_answers_close_at_k_on_postgres(pg_url):
     run_concurrent_close_test(Judge(pg_url, k=3))
+
+
+def test_concurrent_retries_record_one_answer_on_postgres(pg_url):
+    run_concurrent_retry_test(Judge(pg_url, k=1))
 
 
 def test_kill_9_under_load_on_postgres(pg_url, tmp_path):

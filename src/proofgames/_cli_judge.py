@@ -77,27 +77,32 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         label: Annotated[str, typer.Option(help="what the token is for")] = "cli",
     ) -> None:
         """Print a new API token for an admin (for HumanJudge); only its hash is stored."""
-        try:
-            from sqlalchemy import select
+        _token(console, fail, db, email, label)
 
-            from .judge.accounts import create_api_token
-            from .judge.db import make_engine, migrate, session_factory
-            from .judge.models import User
-        except ImportError as exc:
-            fail(f"proofgames judge needs its extra: pip install 'proofgames[judge]' ({exc})")
+
+def _token(console: Console, fail: Callable[[str], None], db: str, email: str, label: str) -> None:
+    """``proofgames judge token``: print a new API token for an admin."""
+    try:
+        from sqlalchemy import select
+
+        from .judge.accounts import create_api_token
+        from .judge.db import make_engine, migrate, session_factory
+        from .judge.models import User
+    except ImportError as exc:
+        fail(f"proofgames judge needs its extra: pip install 'proofgames[judge]' ({exc})")
+        return
+    try:
+        engine = make_engine(_url(db))
+        migrate(engine)
+    except ProofgamesError as exc:
+        fail(str(exc))
+        return
+    with session_factory(engine)() as session:
+        query = select(User).where(User.role == "admin")
+        if email:
+            query = query.where(User.email == email.strip().lower())
+        admin = session.scalars(query.order_by(User.id)).first()
+        if admin is None:
+            fail(f"no admin {email or ''} in {db}: start 'proofgames judge serve' first")
             return
-        try:
-            engine = make_engine(_url(db))
-            migrate(engine)
-        except ProofgamesError as exc:
-            fail(str(exc))
-            return
-        with session_factory(engine)() as session:
-            query = select(User).where(User.role == "admin")
-            if email:
-                query = query.where(User.email == email.strip().lower())
-            admin = session.scalars(query.order_by(User.id)).first()
-            if admin is None:
-                fail(f"no admin {email or ''} in {db}: start 'proofgames judge serve' first")
-                return
-            console.print(create_api_token(session, admin, label), soft_wrap=True)
+        console.print(create_api_token(session, admin, label), soft_wrap=True)

@@ -288,24 +288,16 @@ def submit_answer(
     """
     check_answer(yes, confidence, elapsed_ms)
     assignment, question = own_assignment(db, rater, assignment_id)
-    if db.scalar(select(Answer.id).where(Answer.assignment_id == assignment.id)) is not None:
+    if _answered(db, assignment):
         return "duplicate"
     if shown != shown_sha256(question.payload):
         raise Conflict("the answer was given to a different text than this question shows")
     db.commit()  # end the read; the write transaction starts with the slot's UPDATE
-    took = db.execute(
-        update(Question)
-        .where(Question.id == question.id, Question.n_answers < Question.k)
-        .values(n_answers=Question.n_answers + 1)
-    )
-    if took.rowcount != 1:  # type: ignore[attr-defined]
+    if not _take_slot(db, question):
         db.rollback()
+        if _answered(db, assignment):  # a concurrent retry of this answer took the slot
+            return "duplicate"
         raise Conflict("this question has closed: it has all the answers it needs")
-    db.execute(
-        update(Question)
-        .where(Question.id == question.id, Question.n_answers >= Question.k)
-        .values(closed=True, closed_at=utcnow())
-    )
     db.add(
         Answer(
             assignment_id=assignment.id,
@@ -318,21 +310,34 @@ def submit_answer(
         )
     )
     audit(
-        db,
-        rater,
-        "answer",
-        assignment_id=assignment.id,
-        question_id=question.question_id,
-        debate_id=question.debate_id,
-        yes=yes,
-        confidence=confidence,
-        elapsed_ms=elapsed_ms,
-        shown=question.payload,
-        shown_sha256=shown,
-    )
+        db, rater, "answer", assignment_id=assignment.id, question_id=question.question_id,
+        debate_id=question.debate_id, yes=yes, confidence=confidence, elapsed_ms=elapsed_ms,
+        shown=question.payload, shown_sha256=shown,
+    )  # fmt: skip
     try:
         db.commit()
     except IntegrityError:  # a concurrent retry of this very answer won: keep one
         db.rollback()
         return "duplicate"
     return "recorded"
+
+
+def _answered(db: Session, assignment: Assignment) -> bool:
+    return db.scalar(select(Answer.id).where(Answer.assignment_id == assignment.id)) is not None
+
+
+def _take_slot(db: Session, question: Question) -> bool:
+    """Count one more answer unless the question has k; close it at k (uncommitted)."""
+    took = db.execute(
+        update(Question)
+        .where(Question.id == question.id, Question.n_answers < Question.k)
+        .values(n_answers=Question.n_answers + 1)
+    )
+    if took.rowcount != 1:  # type: ignore[attr-defined]
+        return False
+    db.execute(
+        update(Question)
+        .where(Question.id == question.id, Question.n_answers >= Question.k)
+        .values(closed=True, closed_at=utcnow())
+    )
+    return True
