@@ -98,6 +98,8 @@ async def rater(
             done += 1
             lat["answer"].append(t2 - t1)
             lat["cycle"].append(t2 - t0)
+        else:
+            lat["refused"].append(t2 - t1)
     return done
 
 
@@ -108,7 +110,7 @@ def pct(values: list[float], q: float) -> float:
 
 async def drive(url: str, raters: int, seconds: float) -> dict[str, Any]:
     """Log every rater in, then let them answer for ``seconds``."""
-    lat: dict[str, list[float]] = {"answer": [], "cycle": []}
+    lat: dict[str, list[float]] = {"answer": [], "cycle": [], "refused": []}
     clients = [httpx.AsyncClient(base_url=url, timeout=60) for _ in range(raters)]
     headers = await asyncio.gather(*(login(c, i) for i, c in enumerate(clients)))
     start = time.perf_counter()
@@ -122,6 +124,7 @@ async def drive(url: str, raters: int, seconds: float) -> dict[str, Any]:
     answers = sum(counts)
     return {
         "answers": answers,
+        "refused": len(lat["refused"]),
         "wall_s": round(wall, 2),
         "answers_per_s": round(answers / wall, 1),
         "answer_ms": {
@@ -147,7 +150,8 @@ def serve(url: str, port: int) -> subprocess.Popen[bytes]:
         str(port),
         "--no-demo",
     ]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = open(Path(tempfile.gettempdir()) / "bench_judge_server.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     for _ in range(600):
         try:
             if httpx.get(f"http://127.0.0.1:{port}/login", timeout=2).status_code == 200:

@@ -44,6 +44,7 @@ from sqlalchemy.orm import Session
 
 from ..judging import StepQuestion
 from .accounts import audit
+from .db import write_gate
 from .errors import BadInput, Conflict, NotFound
 from .models import Answer, Assignment, Membership, Question, Study, User, utcnow
 from .security import sha256
@@ -205,6 +206,28 @@ def next_assignment(db: Session, rater: User) -> tuple[Assignment, Question] | N
     ).first()
     if mine is not None:
         return mine[0], mine[1]
+    with write_gate(db):  # SQLite: choose and insert as one step (the session holds a connection)
+        question = _open_question(db, rater)
+        if question is None:
+            db.rollback()
+            return None
+        assignment = Assignment(question_pk=question.id, rater_id=rater.id)
+        db.add(assignment)
+        try:
+            db.commit()
+        except IntegrityError:  # the same rater asked twice at once: the other request won
+            db.rollback()
+        else:
+            return assignment, question
+    return next_assignment(db, rater)
+
+
+def _open_question(db: Session, rater: User) -> Question | None:
+    """The oldest open question of the rater's studies that has a free slot for them.
+
+    PostgreSQL locks the row it returns (``FOR UPDATE SKIP LOCKED``) until the caller
+    commits, so concurrent raters are handed different questions.
+    """
     studies = select(Membership.study_id).where(Membership.user_id == rater.id)
     taken = select(Assignment.question_pk).where(Assignment.rater_id == rater.id)
     pending = (  # assignments still being answered, within their lease
@@ -217,7 +240,7 @@ def next_assignment(db: Session, rater: User) -> tuple[Assignment, Question] | N
         .correlate(Question)
         .scalar_subquery()
     )
-    question = db.scalar(
+    return db.scalar(
         select(Question)
         .where(
             Question.study_id.in_(studies),
@@ -227,17 +250,8 @@ def next_assignment(db: Session, rater: User) -> tuple[Assignment, Question] | N
         )
         .order_by(Question.id)
         .limit(1)
+        .with_for_update(skip_locked=True, of=Question)
     )
-    if question is None:
-        return None
-    assignment = Assignment(question_pk=question.id, rater_id=rater.id)
-    db.add(assignment)
-    try:
-        db.commit()
-    except IntegrityError:  # the same rater asked twice at once: use the other request's
-        db.rollback()
-        return next_assignment(db, rater)
-    return assignment, question
 
 
 def own_assignment(db: Session, rater: User, assignment_id: int) -> tuple[Assignment, Question]:
@@ -292,12 +306,33 @@ def submit_answer(
         return "duplicate"
     if shown != shown_sha256(question.payload):
         raise Conflict("the answer was given to a different text than this question shows")
-    db.commit()  # end the read; the write transaction starts with the slot's UPDATE
+    with write_gate(db):  # taken while this session holds its connection: no deadlock
+        status = _record(db, rater, assignment, question, yes, confidence, shown, elapsed_ms)
+    if status is not None:
+        return status
+    if _answered(db, assignment):  # a concurrent retry of this very answer took the slot
+        return "duplicate"
+    raise Conflict("this question has closed: it has all the answers it needs")
+
+
+def _record(
+    db: Session,
+    rater: User,
+    assignment: Assignment,
+    question: Question,
+    yes: bool,
+    confidence: int,
+    shown: str,
+    elapsed_ms: int | None,
+) -> Submitted | None:
+    """Take a slot, store the answer and its audit entry, commit: all or nothing.
+
+    Returns None when no slot was left (the question has closed, perhaps by a
+    concurrent retry of this same answer).
+    """
     if not _take_slot(db, question):
         db.rollback()
-        if _answered(db, assignment):  # a concurrent retry of this answer took the slot
-            return "duplicate"
-        raise Conflict("this question has closed: it has all the answers it needs")
+        return None
     db.add(
         Answer(
             assignment_id=assignment.id,
