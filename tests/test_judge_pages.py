@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from proofgames.cli import main
 from proofgames.judge.accounts import token_user
 from proofgames.judge.db import make_engine
-from proofgames.judge.models import Answer, Study
+from proofgames.judge.models import Answer, Assignment, Study
 
 from .judge_support import PASSWORD, WARNING, Judge, csrf, login
 
@@ -125,3 +127,27 @@ def test_an_empty_folder_gets_no_admin_from_the_token_command(tmp_path, capsys):
         main(["judge", "token", "--db", str(tmp_path / "new.db")])
     assert "no admin" in capsys.readouterr().err
     assert make_engine(f"sqlite:///{tmp_path / 'new.db'}").dialect.name == "sqlite"
+
+
+def test_a_late_answer_is_explained_and_the_next_step_shown(judge):
+    judge.post_question("d1", "So 7 * 5 = 35")
+    alice, bob = judge.rater("alice@example.org"), judge.rater("bob@example.org")
+    page = alice.get("/queue").text
+    with judge.sessions() as db:  # alice walked away: her lease runs out, bob gets it too
+        db.execute(update(Assignment).values(created_at=dt.datetime(2000, 1, 1)))
+        db.commit()
+    bob_page = bob.get("/queue").text
+    assert "So 7 * 5 = 35" in bob_page
+
+    def form(html):
+        shown = html.split('name="shown_sha256" value="')[1].split('"')[0]
+        return {"answer": "no", "confidence": "2", "csrf_token": csrf(html), "shown_sha256": shown}
+
+    assert (
+        bob.post("/queue/2/answer", data=form(bob_page), follow_redirects=False).status_code == 303
+    )
+    late = alice.post("/queue/1/answer", data=form(page), headers={"hx-request": "true"})
+    assert late.status_code == 200 and "Not recorded: this question has closed" in late.text
+    assert "Nothing to answer right now" in late.text
+    plain = alice.post("/queue/1/answer", data=form(page))
+    assert plain.status_code == 409 and "Not recorded" in plain.text

@@ -17,7 +17,7 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.orm import Session
 
 from . import accounts, service
-from .errors import BadInput, JudgeError
+from .errors import BadInput, Conflict, JudgeError
 from .models import Study, User
 from .web import (
     NONCE_COOKIE,
@@ -200,16 +200,23 @@ def answer(
         raise BadInput("choose yes or no")
     if not confidence.isdigit() or (elapsed_ms != "" and not elapsed_ms.isdigit()):
         raise BadInput("confidence must be 1 to 5, and elapsed_ms a whole number")
-    status = service.submit_answer(
-        db,
-        user,
-        assignment_id,
-        yes=answer == "yes",
-        confidence=int(confidence),
-        shown=shown_sha256,
-        elapsed_ms=int(elapsed_ms) if elapsed_ms else None,
-    )
-    notice = "Answer saved." if status == "recorded" else "That answer was saved already."
-    if request.headers.get("hx-request") != "true":
-        return RedirectResponse("/queue", status_code=303)
-    return page(request, "_item.html", user, item=_item(db, user), notice=notice)
+    try:
+        status = service.submit_answer(
+            db,
+            user,
+            assignment_id,
+            yes=answer == "yes",
+            confidence=int(confidence),
+            shown=shown_sha256,
+            elapsed_ms=int(elapsed_ms) if elapsed_ms else None,
+        )
+    except Conflict as exc:  # closed meanwhile: say so, and go on to the next step
+        refused, notice = True, f"Not recorded: {exc}."
+    else:
+        refused = False
+        notice = "Answer saved." if status == "recorded" else "That answer was saved already."
+    if request.headers.get("hx-request") == "true":
+        return page(request, "_item.html", user, item=_item(db, user), notice=notice)
+    if refused:
+        return page(request, "queue.html", user, 409, item=_item(db, user), notice=notice)
+    return RedirectResponse("/queue", status_code=303)
