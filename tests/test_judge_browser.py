@@ -103,6 +103,9 @@ def answer_queue(rater, url: str) -> list[str]:
         if len(seen) == 1:  # by mouse, with a double click on submit
             expect(rater.locator(".timer")).not_to_have_text("0:00", timeout=10_000)
             shot(rater, "03-rater-queue-phone")
+            rater.set_viewport_size({"width": 1100, "height": 700})  # inputs beside the step
+            shot(rater, "03b-rater-queue-desktop")
+            rater.set_viewport_size(PHONE)
             rater.click("label.yes")
             rater.click("input[name=confidence][value='4']")
             rater.dblclick("#answer-form button[type=submit]")
