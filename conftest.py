@@ -9,4 +9,4 @@ import importlib.util
 collect_ignore_glob = [] if importlib.util.find_spec("torch") else ["src/proofgames/pvg/*"]
 collect_ignore_glob.append("src/proofgames/judge/migrations/*")
 if not all(importlib.util.find_spec(m) for m in ("fastapi", "sqlalchemy", "alembic", "argon2")):
-    collect_ignore_glob.append("src/proofgames/judge/*")
+    collect_ignore_glob += ["src/proofgames/judge/*", "tests/judge_support.py"]

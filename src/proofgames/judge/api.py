@@ -28,14 +28,13 @@ from . import accounts, export, service
 from .errors import BadInput
 from .models import User
 from .web import (
-    NONCE_COOKIE,
-    SESSION_COOKIE,
     bearer_admin,
     check_csrf,
     cookie_user,
     get_db,
     require,
     runtime,
+    set_session_cookie,
 )
 
 router = APIRouter(prefix="/api/v1")
@@ -110,15 +109,7 @@ def login(body: LoginBody, request: Request, response: Response, db: Db) -> dict
     host = request.client.host if request.client else "unknown"
     user = accounts.check_login(db, body.email, body.password, ip=host)
     sid = accounts.start_session(db, user, rt.settings.session_lifetime)
-    response.set_cookie(
-        SESSION_COOKIE,
-        rt.keys.sign_session(sid),
-        max_age=int(rt.settings.session_lifetime.total_seconds()),
-        httponly=True,
-        samesite="strict",
-        secure=rt.settings.secure_cookies,
-    )
-    response.delete_cookie(NONCE_COOKIE)
+    set_session_cookie(request, response, sid)
     return {"user": user.email, "role": user.role, "csrf_token": rt.keys.csrf_token(sid)}
 
 

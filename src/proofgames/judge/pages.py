@@ -29,6 +29,7 @@ from .web import (
     require,
     runtime,
     session_id,
+    set_session_cookie,
 )
 
 router = APIRouter()
@@ -76,19 +77,6 @@ def logged_in(request: Request, db: Db) -> User:
 LoggedIn = Annotated[User, Depends(logged_in)]
 
 
-def _set_session(request: Request, response: Response, sid: str) -> None:
-    rt = runtime(request)
-    response.set_cookie(
-        SESSION_COOKIE,
-        rt.keys.sign_session(sid),
-        max_age=int(rt.settings.session_lifetime.total_seconds()),
-        httponly=True,
-        samesite="lax",
-        secure=rt.settings.secure_cookies,
-    )
-    response.delete_cookie(NONCE_COOKIE)
-
-
 @router.get("/", response_class=HTMLResponse)
 def home(request: Request, db: Db) -> Response:
     """To the admin's studies, the rater's queue, or the login page."""
@@ -115,7 +103,7 @@ def login(request: Request, db: Db, email: Token, password: Token, csrf_token: T
         return page(request, "login.html", None, exc.status, error=str(exc), email=email)
     sid = accounts.start_session(db, user, runtime(request).settings.session_lifetime)
     response = RedirectResponse("/admin" if user.role == "admin" else "/queue", status_code=303)
-    _set_session(request, response, sid)
+    set_session_cookie(request, response, sid)
     return response
 
 
@@ -160,7 +148,7 @@ def accept(request: Request, token: str, db: Db, password: Token, csrf_token: To
         )
     sid = accounts.start_session(db, user, runtime(request).settings.session_lifetime)
     response = RedirectResponse("/queue", status_code=303)
-    _set_session(request, response, sid)
+    set_session_cookie(request, response, sid)
     return response
 
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import Request
+from fastapi import Request, Response
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -121,6 +121,20 @@ def csrf_binding(request: Request) -> str | None:
         return None
     rt = runtime(request)
     return rt.keys.unsign_nonce(cookie, max_age=rt.settings.session_lifetime.total_seconds())
+
+
+def set_session_cookie(request: Request, response: Response, sid: str) -> None:
+    """Log the client in: the signed session cookie (``SameSite=Lax``, ``HttpOnly``)."""
+    rt = runtime(request)
+    response.set_cookie(
+        SESSION_COOKIE,
+        rt.keys.sign_session(sid),
+        max_age=int(rt.settings.session_lifetime.total_seconds()),
+        httponly=True,
+        samesite="lax",
+        secure=rt.settings.secure_cookies,
+    )
+    response.delete_cookie(NONCE_COOKIE)
 
 
 def check_csrf(request: Request, token: str | None) -> None:
