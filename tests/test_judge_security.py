@@ -219,3 +219,27 @@ def test_injection_in_every_field_is_stored_and_shown_as_text(judge, evil):
         assert db.scalar(select(func.count()).select_from(User)) == 2
         assert db.scalar(select(Question.debate_id)) == evil
         assert evil in db.scalars(select(Study.name)).all()
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        ("/api/v1/studies/99999999999999999999/export", "study_id"),
+        ("/api/v1/studies/0/export", "study_id"),
+        ("/api/v1/questions?study=study&debate_id=d&question_id=q&wait=nan", "wait"),
+        ("/api/v1/questions?study=study&debate_id=d&question_id=q&wait=inf", "wait"),
+        ("/api/v1/questions?study=study&debate_id=d&question_id=q&wait=-1", "wait"),
+        ("/api/v1/questions?study=" + "x" * 5000 + "&debate_id=d&question_id=q", "study"),
+    ],
+)
+def test_hostile_urls_get_clear_errors(judge, path, words):
+    r = judge.client().get(path, headers=judge.auth)
+    assert r.status_code == 422 and words in r.json()["error"]
+
+
+def test_a_rater_asking_for_an_absurd_assignment_gets_a_clear_error(judge):
+    rater = judge.rater("alice@example.org")
+    r = rater.get("/api/v1/assignments/99999999999999999999999")
+    assert r.status_code == 422 and "assignment_id" in r.json()["error"]
+    page = rater.post("/queue/-5/answer", data={"csrf_token": csrf(rater.get("/queue").text)})
+    assert page.status_code == 422 and "assignment_id" in page.text

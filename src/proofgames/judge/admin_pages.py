@@ -13,7 +13,7 @@ from . import accounts, export, service
 from .errors import JudgeError
 from .models import Question, Study, User
 from .pages import page
-from .web import check_csrf, cookie_user, get_db, require, runtime
+from .web import Id, check_csrf, cookie_user, get_db, require, runtime
 
 router = APIRouter(prefix="/admin")
 Db = Annotated[Session, Depends(get_db)]
@@ -86,14 +86,14 @@ def _study_page(
 
 
 @router.get("/studies/{study_id}", response_class=HTMLResponse)
-def study(request: Request, study_id: int, user: Admin, db: Db) -> Response:
+def study(request: Request, study_id: Id, user: Admin, db: Db) -> Response:
     """A study's progress, agreement between raters, invitations and exports."""
     return _study_page(request, user, db, service.get_study(db, study_id))
 
 
 @router.post("/studies/{study_id}/invitations", response_class=HTMLResponse)
 def invite(
-    request: Request, study_id: int, user: Admin, db: Db, email: Field, csrf_token: Field
+    request: Request, study_id: Id, user: Admin, db: Db, email: Field, csrf_token: Field
 ) -> Response:
     """Invite a rater: shows the one-use link to send them."""
     check_csrf(request, csrf_token)
@@ -108,7 +108,7 @@ def invite(
 
 
 @router.get("/studies/{study_id}/export.{fmt}")
-def export_study(study_id: int, fmt: str, user: Admin, db: Db) -> Response:
+def export_study(study_id: Id, fmt: str, user: Admin, db: Db) -> Response:
     """Download every answer of the study (JSONL, CSV or Parquet)."""
     found = service.get_study(db, study_id)
     body, media = export.render(export.rows(db, found), fmt)

@@ -17,7 +17,7 @@ import asyncio
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
@@ -28,6 +28,7 @@ from . import accounts, export, service
 from .errors import BadInput
 from .models import User
 from .web import (
+    Id,
     bearer_admin,
     check_csrf,
     cookie_user,
@@ -121,9 +122,7 @@ def create_study(body: StudyBody, user: Admin, db: Db) -> dict[str, Any]:
 
 
 @router.post("/studies/{study_id}/invitations", status_code=201)
-def invite(
-    study_id: int, body: InviteBody, request: Request, user: Admin, db: Db
-) -> dict[str, str]:
+def invite(study_id: Id, body: InviteBody, request: Request, user: Admin, db: Db) -> dict[str, str]:
     """Invite a rater to a study; returns the one-use link (shown only here)."""
     study = service.get_study(db, study_id)
     lifetime = runtime(request).settings.invitation_days
@@ -152,7 +151,11 @@ def _result(request: Request, study: str, debate_id: str, question_id: str) -> d
 
 @router.get("/questions")
 async def question_result(
-    request: Request, study: str, debate_id: str, question_id: str, wait: float = 0.0
+    request: Request,
+    study: Annotated[str, Query(max_length=200)],
+    debate_id: Annotated[str, Query(max_length=service.MAX_DEBATE_ID)],
+    question_id: Annotated[str, Query(max_length=64)],
+    wait: Annotated[float, Query(ge=0.0, le=3600.0, allow_inf_nan=False)] = 0.0,
 ) -> dict[str, Any]:
     """A question's answers; with ``wait`` > 0, held until it closes or ``wait`` s pass."""
     rt = runtime(request)
@@ -167,7 +170,7 @@ async def question_result(
 
 
 @router.get("/studies/{study_id}/export")
-def export_study(study_id: int, user: Admin, db: Db, format: str = "jsonl") -> Response:
+def export_study(study_id: Id, user: Admin, db: Db, format: str = "jsonl") -> Response:
     """Every answer of a study, as JSONL, CSV or Parquet."""
     study = service.get_study(db, study_id)
     body, media = export.render(export.rows(db, study), format)
@@ -189,7 +192,7 @@ def next_assignment(user: Rater, db: Db) -> dict[str, Any]:
 
 
 @router.get("/assignments/{assignment_id}")
-def get_assignment(assignment_id: int, user: Rater, db: Db) -> dict[str, Any]:
+def get_assignment(assignment_id: Id, user: Rater, db: Db) -> dict[str, Any]:
     """One of the rater's own assignments (anyone else's: 404)."""
     assignment, question = service.own_assignment(db, user, assignment_id)
     return {
@@ -201,7 +204,7 @@ def get_assignment(assignment_id: int, user: Rater, db: Db) -> dict[str, Any]:
 
 
 @router.post("/assignments/{assignment_id}/answer")
-def answer(assignment_id: int, body: AnswerBody, user: Rater, db: Db) -> dict[str, Any]:
+def answer(assignment_id: Id, body: AnswerBody, user: Rater, db: Db) -> dict[str, Any]:
     """Answer an assignment; committed before the reply (a retry returns ``duplicate``)."""
     status = service.submit_answer(
         db,

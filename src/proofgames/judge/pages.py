@@ -22,6 +22,7 @@ from .models import Study, User
 from .web import (
     NONCE_COOKIE,
     SESSION_COOKIE,
+    Id,
     check_csrf,
     cookie_user,
     csrf_binding,
@@ -173,7 +174,7 @@ def queue(request: Request, user: LoggedIn, db: Db) -> Response:
 @router.post("/queue/{assignment_id}/answer", response_class=HTMLResponse)
 def answer(
     request: Request,
-    assignment_id: int,
+    assignment_id: Id,
     user: LoggedIn,
     db: Db,
     csrf_token: Token,

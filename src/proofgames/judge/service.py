@@ -98,7 +98,7 @@ def study_by_name(db: Session, name: str) -> Study:
     """The study with this name; raises :class:`NotFound`."""
     study = db.scalar(select(Study).where(Study.name == name))
     if study is None:
-        raise NotFound(f"no study named {name!r}")
+        raise NotFound(f"no study named {name[:80]!r}")
     return study
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request, Response
+from fastapi import Path, Request, Response
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -29,6 +29,8 @@ from .errors import Forbidden, Unauthorized
 from .models import User
 from .security import Keys
 
+Id = Annotated[int, Path(ge=1, le=2**62)]
+"""A row id in a URL: a positive integer the database can hold (others: 422)."""
 SESSION_COOKIE = "pg_session"
 NONCE_COOKIE = "pg_nonce"
 CSP = (
