@@ -49,6 +49,9 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
             str | None,
             typer.Option(help="the demo admin's password (default: random, printed once)"),
         ] = None,
+        secure_cookies: Annotated[
+            bool, typer.Option(help="mark cookies Secure (when served over HTTPS)")
+        ] = False,
     ) -> None:
         """Serve the judge web app (a demo study on first start of an empty database)."""
         if not 0 <= port <= 65535:
@@ -65,6 +68,7 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
                 port,
                 demo=demo,
                 admin_password=admin_password,
+                secure_cookies=secure_cookies,
                 announce=console.print,
             )
         except ProofgamesError as exc:

@@ -63,6 +63,7 @@ def run(
     *,
     demo: bool = True,
     admin_password: str | None = None,
+    secure_cookies: bool = False,
     announce: Any = print,
 ) -> None:
     """Migrate, seed the demo on an empty database, and serve until interrupted."""
@@ -83,5 +84,5 @@ def run(
             for key, value in seeded.items():
                 announce(f"  {key}: {value}")
     announce(f"judge server on {base} (database {database_url})")
-    app = build(Settings(database_url=database_url))
+    app = build(Settings(database_url=database_url, secure_cookies=secure_cookies))
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
