@@ -25,7 +25,7 @@ from proofgames.judge.transcript import (
     honest_transcript,
     lying_transcript,
 )
-from proofgames.judging import StepQuestion
+from proofgames.judging import StepJudge, StepQuestion
 
 from .judge_support import WARNING, Judge, api_csrf, question
 
@@ -207,6 +207,7 @@ def test_human_judge_turns_k_answers_into_p_yes(tmp_path):
         return await task
 
     judgement = asyncio.run(main())
+    assert isinstance(human, StepJudge) and human.kind == "human"
     assert judgement.p_yes == pytest.approx(2 / 3)
     assert (judgement.calls, judgement.human_judgements) == (3, 3)
     assert judgement.detail["debate_id"] == "debate-7" and len(judgement.detail["answers"]) == 3

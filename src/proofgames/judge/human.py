@@ -18,6 +18,9 @@ Example (``transport`` lets a test call an app in-process):
     ...                    debate_id="debate-1", timeout_s=60)
     >>> judge.kind, judge.name
     ('human', 'human:demo')
+    >>> from proofgames.judging import StepJudge
+    >>> isinstance(judge, StepJudge)
+    True
 """
 
 from __future__ import annotations
