@@ -1,4 +1,8 @@
-"""Session-wide pytest configuration: skip optional subpackages' doctests without their extras."""
+"""Session-wide pytest configuration: skip doctests of subpackages whose extras are missing.
+
+The PyTorch subpackage needs torch; the judge server needs the ``judge`` extra; Alembic
+runs the judge's migration scripts itself (importing ``env.py`` outside Alembic fails).
+"""
 
 import importlib.util
 
@@ -14,3 +18,6 @@ if not importlib.util.find_spec("inspect_ai"):  # the 'language' extra
             "_inspect_registry",
         )
     ]
+collect_ignore_glob.append("src/proofgames/judge/migrations/*")
+if not all(importlib.util.find_spec(m) for m in ("fastapi", "sqlalchemy", "alembic", "argon2")):
+    collect_ignore_glob += ["src/proofgames/judge/*", "tests/judge_support.py"]

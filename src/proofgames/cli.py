@@ -16,6 +16,7 @@ from typer.exceptions import TyperException
 
 from ._cli_executors import ExecutorOption, SchedulerOption, sweep_bar
 from ._cli_language import register as register_language
+from ._cli_judge import register as register_judge
 from ._cli_params import register as register_params
 from ._cli_stochastic import register as register_stochastic
 from ._errors import ProofgamesError
@@ -361,6 +362,7 @@ def demo(
 register_stochastic(app, console, _fail)
 register_params(app, console, _fail)
 register_language(app, console, _fail)
+register_judge(app, console, _fail)
 
 
 @app.command(

@@ -1,0 +1,214 @@
+"""Load benchmark of the judge server: answers per second with concurrent raters.
+
+Seeds a fresh database with one study, R raters and enough open questions (k = 1),
+starts ``proofgames judge serve`` in its own process (one uvicorn worker) on
+127.0.0.1, and runs R simulated raters as asyncio tasks, each with its own HTTP client
+and session: fetch the next assignment, answer it, repeat, for ``--seconds``. Every
+answer is committed (SQLite: WAL, synchronous=FULL) before it is acknowledged.
+
+Reports sustained answers per second and the latency of the answer request (p50,
+p95, p99), plus the whole fetch+answer cycle. Client and server share this machine.
+
+Run:  .venv/bin/python benchmarks/bench_judge_load.py [--raters 50] [--seconds 30]
+      [--db postgresql+psycopg://user@host:port/db] [--json] [--publish]
+(``--publish`` writes benchmarks/results/judge_load.{json,md}.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from proofgames.judge import accounts, service
+from proofgames.judge.app import create_app
+from proofgames.judge.models import Membership, Question
+from proofgames.judge.web import Settings
+from proofgames.judging import StepQuestion
+
+ROOT = Path(__file__).resolve().parents[1]
+PASSWORD = "a long password"
+
+
+def seed(url: str, raters: int, questions: int) -> None:
+    """A study with ``raters`` raters and ``questions`` open questions (k = 1)."""
+    app = create_app(Settings(database_url=url))
+    with app.state.runtime.sessions() as db:
+        study = service.create_study(db, "load", 1)
+        for i in range(raters):
+            user = accounts.create_user(db, f"r{i}@example.org", "rater", PASSWORD)
+            db.add(Membership(study_id=study.id, user_id=user.id))
+        for i in range(questions):
+            q = StepQuestion(
+                task="Compute (3 + 4) * 5.", premises=("3 + 4 = 7",), step=f"7 * 5 = {i}"
+            )
+            db.add(
+                Question(
+                    study_id=study.id,
+                    debate_id=f"load-{i}",
+                    question_id=q.question_id,
+                    payload=q.to_dict(),
+                    k=1,
+                    n_answers=0,
+                    closed=False,
+                )
+            )
+        db.commit()
+    app.state.engine.dispose()
+
+
+async def login(client: httpx.AsyncClient, i: int) -> dict[str, str]:
+    """Log rater ``i`` in; returns the CSRF header for its posts."""
+    body = {"email": f"r{i}@example.org", "password": PASSWORD}
+    r = await client.post("/api/v1/login", json=body)
+    return {"x-csrf-token": r.json()["csrf_token"]}
+
+
+async def rater(
+    client: httpx.AsyncClient,
+    headers: dict[str, str],
+    i: int,
+    stop: float,
+    lat: dict[str, list[float]],
+) -> int:
+    """One simulated rater; returns how many answers it got acknowledged."""
+    done = 0
+    while time.perf_counter() < stop:
+        t0 = time.perf_counter()
+        nxt = (await client.get("/api/v1/assignments/next")).json()
+        if nxt["assignment"] is None:
+            break
+        body = {"yes": i % 2 == 0, "confidence": 3, "shown_sha256": nxt["shown_sha256"]}
+        url = f"/api/v1/assignments/{nxt['assignment']}/answer"
+        t1 = time.perf_counter()
+        r = await client.post(url, json=body, headers=headers)
+        t2 = time.perf_counter()
+        if r.status_code == 200 and r.json()["status"] == "recorded":
+            done += 1
+            lat["answer"].append(t2 - t1)
+            lat["cycle"].append(t2 - t0)
+        else:
+            lat["refused"].append(t2 - t1)
+    return done
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000.0
+
+
+async def drive(url: str, raters: int, seconds: float) -> dict[str, Any]:
+    """Log every rater in, then let them answer for ``seconds``."""
+    lat: dict[str, list[float]] = {"answer": [], "cycle": [], "refused": []}
+    clients = [httpx.AsyncClient(base_url=url, timeout=60) for _ in range(raters)]
+    headers = await asyncio.gather(*(login(c, i) for i, c in enumerate(clients)))
+    start = time.perf_counter()
+    stop = start + seconds
+    counts = await asyncio.gather(
+        *(rater(c, h, i, stop, lat) for i, (c, h) in enumerate(zip(clients, headers, strict=True)))
+    )
+    for c in clients:
+        await c.aclose()
+    wall = time.perf_counter() - start
+    answers = sum(counts)
+    return {
+        "answers": answers,
+        "refused": len(lat["refused"]),
+        "wall_s": round(wall, 2),
+        "answers_per_s": round(answers / wall, 1),
+        "answer_ms": {
+            q: round(pct(lat["answer"], v), 1)
+            for q, v in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
+        },
+        "cycle_ms": {q: round(pct(lat["cycle"], v), 1) for q, v in (("p50", 0.5), ("p95", 0.95))},
+        "answer_ms_mean": round(statistics.mean(lat["answer"]) * 1000, 1),
+    }
+
+
+def serve(url: str, port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    cmd = [
+        sys.executable,
+        "-m",
+        "proofgames",
+        "judge",
+        "serve",
+        "--db",
+        url,
+        "--port",
+        str(port),
+        "--no-demo",
+    ]
+    log = open(Path(tempfile.gettempdir()) / "bench_judge_server.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(600):
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/login", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("the judge server did not start")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--raters", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--questions", type=int, default=20_000)
+    parser.add_argument("--db", default=None, help="database URL (default: a fresh SQLite file)")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--publish", action="store_true")
+    args = parser.parse_args()
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        url = args.db or f"sqlite:///{Path(tmp) / 'load.db'}"
+        seed(url, args.raters, args.questions)
+        proc = serve(url, args.port)
+        try:
+            result = asyncio.run(drive(f"http://127.0.0.1:{args.port}", args.raters, args.seconds))
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    result["conditions"] = {
+        "raters": args.raters,
+        "seconds": args.seconds,
+        "database": url.split(":")[0]
+        + (" (WAL, synchronous=FULL)" if url.startswith("sqlite") else ""),
+        "server": "one uvicorn worker, same machine as the clients",
+        "cpus": os.cpu_count(),
+        "load_average_1min_before": round(load_before, 1),
+        "python": platform.python_version(),
+    }
+    if args.publish:
+        out = ROOT / "benchmarks" / "results"
+        (out / "judge_load.json").write_text(json.dumps(result, indent=2) + "\n")
+        (out / "judge_load.md").write_text(markdown(result))
+    print(json.dumps(result, indent=2) if args.json else markdown(result))
+
+
+def markdown(r: dict[str, Any]) -> str:
+    c = r["conditions"]
+    return (
+        "| raters | database | answers | answers/s | answer p50 | answer p95 | answer p99 "
+        "| cycle p95 |\n|---|---|---|---|---|---|---|---|\n"
+        f"| {c['raters']} | {c['database']} | {r['answers']:,} in {r['wall_s']} s | "
+        f"{r['answers_per_s']} | {r['answer_ms']['p50']} ms | {r['answer_ms']['p95']} ms | "
+        f"{r['answer_ms']['p99']} ms | {r['cycle_ms']['p95']} ms |\n"
+    )
+
+
+if __name__ == "__main__":
+    main()

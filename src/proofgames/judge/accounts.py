@@ -1,0 +1,212 @@
+"""Accounts: admins and raters, login sessions, invitations, API tokens, login limits.
+
+Every function takes an open SQLAlchemy :class:`~sqlalchemy.orm.Session` and commits
+what it changes before returning.
+
+Example:
+    >>> from proofgames.judge.db import make_engine, migrate, session_factory
+    >>> engine = make_engine("sqlite://"); migrate(engine)
+    >>> db = session_factory(engine)()
+    >>> admin = create_user(db, "admin@example.org", "admin", "a long password")
+    >>> check_login(db, "ADMIN@example.org", "a long password", ip="127.0.0.1").id == admin.id
+    True
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from .errors import BadInput, NotFound, RateLimited, Unauthorized
+from .models import (
+    ApiToken,
+    AuditEntry,
+    Invitation,
+    LoginFailure,
+    Membership,
+    ServerSecret,
+    Study,
+    User,
+    WebSession,
+    utcnow,
+)
+from .security import hash_password, new_token, password_problem, sha256, verify_password
+
+ROLES = ("admin", "rater")
+EMAIL = re.compile(r"^[^@\s<>\"']{1,64}@[^@\s<>\"']{1,189}$")
+LOGIN_WINDOW = dt.timedelta(minutes=15)
+MAX_FAILURES_PER_EMAIL = 5
+MAX_FAILURES_PER_IP = 30
+
+
+def server_secret(db: Session) -> str:
+    """The server's signing key, made on first use and kept in the database."""
+    row = db.get(ServerSecret, "session")
+    if row is None:
+        db.add(ServerSecret(name="session", value=new_token()))
+        try:
+            db.commit()
+        except IntegrityError:  # another process made it first
+            db.rollback()
+        row = db.get(ServerSecret, "session")
+        assert row is not None
+    return row.value
+
+
+def normal_email(email: str) -> str:
+    """The email, trimmed and lower-cased; raises :class:`BadInput` when malformed."""
+    value = email.strip().lower()
+    if not EMAIL.match(value):
+        raise BadInput(f"{email[:80]!r} is not an email address")
+    return value
+
+
+def audit(db: Session, actor: User | None, action: str, **detail: object) -> None:
+    """Add an audit entry to the current transaction (the caller commits)."""
+    db.add(AuditEntry(actor_id=None if actor is None else actor.id, action=action, detail=detail))
+
+
+def create_user(db: Session, email: str, role: str, password: str) -> User:
+    """Create an account.
+
+    Raises:
+        BadInput: Malformed email, unknown role, weak password, or the email is taken.
+    """
+    if role not in ROLES:
+        raise BadInput(f"role must be one of {ROLES}, not {role!r}")
+    problem = password_problem(password)
+    if problem:
+        raise BadInput(problem)
+    user = User(email=normal_email(email), role=role, password_hash=hash_password(password))
+    db.add(user)
+    try:
+        db.flush()
+    except IntegrityError:
+        db.rollback()
+        raise BadInput(f"an account for {user.email!r} exists already") from None
+    audit(db, user, "create_user", email=user.email, role=role)
+    db.commit()
+    return user
+
+
+def _failures(db: Session, key: str, since: dt.datetime) -> int:
+    query = select(func.count()).where(LoginFailure.key == key, LoginFailure.at >= since)
+    return int(db.scalar(query) or 0)
+
+
+def check_login(db: Session, email: str, password: str, ip: str) -> User:
+    """The user whose credentials these are.
+
+    Raises:
+        RateLimited: Too many recent failures for this email or from this address.
+        Unauthorized: Wrong email or password (the message does not say which).
+    """
+    since = utcnow() - LOGIN_WINDOW
+    email_key, ip_key = f"email:{email.strip().lower()[:254]}", f"ip:{ip}"
+    if (
+        _failures(db, email_key, since) >= MAX_FAILURES_PER_EMAIL
+        or _failures(db, ip_key, since) >= MAX_FAILURES_PER_IP
+    ):
+        raise RateLimited("too many failed logins; try again in 15 minutes")
+    user = db.scalar(select(User).where(User.email == email.strip().lower()))
+    if user is None or not verify_password(user.password_hash, password):
+        db.add_all([LoginFailure(key=email_key), LoginFailure(key=ip_key)])
+        db.execute(delete(LoginFailure).where(LoginFailure.at < since))
+        db.commit()
+        raise Unauthorized("wrong email or password")
+    return user
+
+
+def start_session(db: Session, user: User, lifetime: dt.timedelta) -> str:
+    """Open a login session for ``user``; returns its id (to be signed into a cookie)."""
+    session_id = new_token()
+    db.add(WebSession(id=session_id, user_id=user.id, expires_at=utcnow() + lifetime))
+    audit(db, user, "login")
+    db.commit()
+    return session_id
+
+
+def session_user(db: Session, session_id: str) -> User | None:
+    """The user of a live session (not revoked, not expired), else None."""
+    row = db.get(WebSession, session_id)
+    if row is None or row.revoked_at is not None or row.expires_at <= utcnow():
+        return None
+    return db.get(User, row.user_id)
+
+
+def end_session(db: Session, session_id: str) -> None:
+    """Revoke a session: its cookie is refused from now on, even if replayed."""
+    row = db.get(WebSession, session_id)
+    if row is not None and row.revoked_at is None:
+        row.revoked_at = utcnow()
+        db.commit()
+
+
+def invite(db: Session, admin: User, study: Study, email: str, lifetime: dt.timedelta) -> str:
+    """Invite ``email`` to rate in ``study``; returns the one-use token (shown once)."""
+    token = new_token()
+    address = normal_email(email)
+    db.add(
+        Invitation(
+            token_sha256=sha256(token),
+            email=address,
+            study_id=study.id,
+            expires_at=utcnow() + lifetime,
+        )
+    )
+    audit(db, admin, "invite", email=address, study=study.name)
+    db.commit()
+    return token
+
+
+def open_invitation(db: Session, token: str) -> Invitation:
+    """The unused, unexpired invitation with this token.
+
+    Raises:
+        NotFound: No such invitation, or it was used or has expired.
+    """
+    row = db.scalar(select(Invitation).where(Invitation.token_sha256 == sha256(token)))
+    if row is None or row.used_at is not None or row.expires_at <= utcnow():
+        raise NotFound("this invitation does not exist, was used already or has expired")
+    return row
+
+
+def accept_invitation(db: Session, token: str, password: str) -> User:
+    """Create the invited rater's account (or add an existing rater to the study)."""
+    row = open_invitation(db, token)
+    user = db.scalar(select(User).where(User.email == row.email))
+    if user is None:
+        user = create_user(db, row.email, "rater", password)
+    elif not verify_password(user.password_hash, password):
+        raise Unauthorized(f"{row.email} has an account: give its password to join the study")
+    row.used_at = utcnow()
+    exists = db.scalar(
+        select(Membership).where(Membership.study_id == row.study_id, Membership.user_id == user.id)
+    )
+    if exists is None:
+        db.add(Membership(study_id=row.study_id, user_id=user.id))
+    audit(db, user, "accept_invitation", study_id=row.study_id)
+    db.commit()
+    return user
+
+
+def create_api_token(db: Session, admin: User, label: str) -> str:
+    """A new API token for ``admin`` (shown once; only its hash is kept)."""
+    token = new_token()
+    db.add(ApiToken(token_sha256=sha256(token), user_id=admin.id, label=label[:200]))
+    audit(db, admin, "create_api_token", label=label[:200])
+    db.commit()
+    return token
+
+
+def token_user(db: Session, token: str) -> User | None:
+    """The admin owning an API token, else None."""
+    row = db.scalar(select(ApiToken).where(ApiToken.token_sha256 == sha256(token)))
+    if row is None:
+        return None
+    user = db.get(User, row.user_id)
+    return user if user is not None and user.role == "admin" else None

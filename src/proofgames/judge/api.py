@@ -1,0 +1,218 @@
+"""The judge server's JSON API (``/api/v1``).
+
+Two kinds of caller:
+
+* the verifier (or an admin script) with ``Authorization: Bearer <API token>``: create
+  studies, invite raters, post questions and wait for their answers, export;
+* a rater's program with the session cookie from ``POST /api/v1/login`` and the CSRF
+  token it returns in an ``X-CSRF-Token`` header: fetch and answer assignments (what
+  the fault test and the load benchmark's simulated raters use).
+
+Every body is validated strictly (unknown fields, wrong types: 422 naming the field).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.orm import Session
+
+from .._errors import OracleError
+from ..judging import StepQuestion
+from . import accounts, export, service
+from .errors import BadInput
+from .models import User
+from .web import (
+    Id,
+    bearer_admin,
+    check_csrf,
+    cookie_user,
+    get_db,
+    require,
+    runtime,
+    set_session_cookie,
+)
+
+router = APIRouter(prefix="/api/v1")
+Db = Annotated[Session, Depends(get_db)]
+STRICT = ConfigDict(strict=True, extra="forbid")
+
+
+class LoginBody(BaseModel):
+    """``POST /api/v1/login``."""
+
+    model_config = STRICT
+    email: str = Field(max_length=254)
+    password: str = Field(max_length=200)
+
+
+class StudyBody(BaseModel):
+    """``POST /api/v1/studies``."""
+
+    model_config = STRICT
+    name: str = Field(min_length=1, max_length=200)
+    k: int = Field(ge=1, le=service.MAX_K)
+
+
+class InviteBody(BaseModel):
+    """``POST /api/v1/studies/{id}/invitations``."""
+
+    model_config = STRICT
+    email: str = Field(max_length=254)
+
+
+class QuestionBody(BaseModel):
+    """``POST /api/v1/questions``: one step question of one debate."""
+
+    model_config = STRICT
+    study: str = Field(min_length=1, max_length=200)
+    debate_id: str = Field(min_length=1, max_length=service.MAX_DEBATE_ID)
+    question: dict[str, Any]
+    k: int | None = Field(default=None, ge=1, le=service.MAX_K)
+
+
+class AnswerBody(BaseModel):
+    """``POST /api/v1/assignments/{id}/answer``."""
+
+    model_config = STRICT
+    yes: bool
+    confidence: int = Field(ge=1, le=5)
+    shown_sha256: str = Field(min_length=64, max_length=64)
+    elapsed_ms: int | None = Field(default=None, ge=0, le=10**9)
+
+
+def admin(request: Request, db: Db) -> User:
+    """The admin calling with an API token (dependency)."""
+    return bearer_admin(request, db)
+
+
+def rater(request: Request, db: Db) -> User:
+    """The logged-in rater (session cookie) whose CSRF header is right (dependency)."""
+    user = require(cookie_user(request, db))
+    if request.method == "POST":
+        check_csrf(request, None)
+    return user
+
+
+Admin = Annotated[User, Depends(admin)]
+Rater = Annotated[User, Depends(rater)]
+
+
+@router.post("/login")
+def login(body: LoginBody, request: Request, response: Response, db: Db) -> dict[str, Any]:
+    """Log in; sets the session cookie and returns the CSRF token for later posts."""
+    rt = runtime(request)
+    host = request.client.host if request.client else "unknown"
+    user = accounts.check_login(db, body.email, body.password, ip=host)
+    sid = accounts.start_session(db, user, rt.settings.session_lifetime)
+    set_session_cookie(request, response, sid)
+    return {"user": user.email, "role": user.role, "csrf_token": rt.keys.csrf_token(sid)}
+
+
+@router.post("/studies", status_code=201)
+def create_study(body: StudyBody, user: Admin, db: Db) -> dict[str, Any]:
+    """Create a study."""
+    study = service.create_study(db, body.name, body.k, actor=user)
+    return {"id": study.id, "name": study.name, "k": study.k}
+
+
+@router.post("/studies/{study_id}/invitations", status_code=201)
+def invite(study_id: Id, body: InviteBody, request: Request, user: Admin, db: Db) -> dict[str, str]:
+    """Invite a rater to a study; returns the one-use link (shown only here)."""
+    study = service.get_study(db, study_id)
+    lifetime = runtime(request).settings.invitation_days
+    token = accounts.invite(db, user, study, body.email, export.days(lifetime))
+    return {"token": token, "url": str(request.url_for("invitation_page", token=token))}
+
+
+@router.post("/questions")
+def post_question(body: QuestionBody, user: Admin, db: Db, response: Response) -> dict[str, Any]:
+    """Post a question (idempotent: the same debate and question returns the stored one)."""
+    try:
+        question = StepQuestion.from_dict(body.question)
+    except OracleError as exc:
+        raise BadInput(str(exc)) from None
+    study = service.study_by_name(db, body.study)
+    row, created = service.post_question(db, study, body.debate_id, question, body.k, actor=user)
+    response.status_code = 201 if created else 200
+    return service.question_result(db, study, row.debate_id, row.question_id)
+
+
+def _result(request: Request, study: str, debate_id: str, question_id: str) -> dict[str, Any]:
+    with runtime(request).sessions() as db:
+        found = service.study_by_name(db, study)
+        return service.question_result(db, found, debate_id, question_id)
+
+
+@router.get("/questions")
+async def question_result(
+    request: Request,
+    study: Annotated[str, Query(max_length=200)],
+    debate_id: Annotated[str, Query(max_length=service.MAX_DEBATE_ID)],
+    question_id: Annotated[str, Query(max_length=64)],
+    wait: Annotated[float, Query(ge=0.0, le=3600.0, allow_inf_nan=False)] = 0.0,
+) -> dict[str, Any]:
+    """A question's answers; with ``wait`` > 0, held until it closes or ``wait`` s pass."""
+    rt = runtime(request)
+    with rt.sessions() as db:
+        await run_in_threadpool(bearer_admin, request, db)
+    deadline = time.monotonic() + min(max(wait, 0.0), rt.settings.long_poll_s)
+    while True:
+        result = await run_in_threadpool(_result, request, study, debate_id, question_id)
+        if result["closed"] or time.monotonic() >= deadline:
+            return result
+        await asyncio.sleep(0.25)
+
+
+@router.get("/studies/{study_id}/export")
+def export_study(study_id: Id, user: Admin, db: Db, format: str = "jsonl") -> Response:
+    """Every answer of a study, as JSONL, CSV or Parquet."""
+    study = service.get_study(db, study_id)
+    body, media = export.render(export.rows(db, study), format)
+    return Response(body, media_type=media)
+
+
+@router.get("/assignments/next")
+def next_assignment(user: Rater, db: Db) -> dict[str, Any]:
+    """The rater's next assignment (``{"assignment": null}`` when the queue is empty)."""
+    found = service.next_assignment(db, user)
+    if found is None:
+        return {"assignment": None}
+    assignment, question = found
+    return {
+        "assignment": assignment.id,
+        "question": question.payload,
+        "shown_sha256": service.shown_sha256(question.payload),
+    }
+
+
+@router.get("/assignments/{assignment_id}")
+def get_assignment(assignment_id: Id, user: Rater, db: Db) -> dict[str, Any]:
+    """One of the rater's own assignments (anyone else's: 404)."""
+    assignment, question = service.own_assignment(db, user, assignment_id)
+    return {
+        "assignment": assignment.id,
+        "question": question.payload,
+        "shown_sha256": service.shown_sha256(question.payload),
+        "closed": question.closed,
+    }
+
+
+@router.post("/assignments/{assignment_id}/answer")
+def answer(assignment_id: Id, body: AnswerBody, user: Rater, db: Db) -> dict[str, Any]:
+    """Answer an assignment; committed before the reply (a retry returns ``duplicate``)."""
+    status = service.submit_answer(
+        db,
+        user,
+        assignment_id,
+        yes=body.yes,
+        confidence=body.confidence,
+        shown=body.shown_sha256,
+        elapsed_ms=body.elapsed_ms,
+    )
+    return {"assignment": assignment_id, "status": status}

@@ -1,0 +1,92 @@
+"""The judge server's ASGI app: :func:`create_app` wires database, pages, API and guards.
+
+Example:
+    >>> app = create_app(Settings(database_url="sqlite://"))
+    >>> app.title, app.state.runtime.settings.max_body_bytes
+    ('proofgames judge', 262144)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from sqlalchemy.exc import OperationalError
+from starlette.types import ASGIApp
+
+from . import admin_pages, api, pages
+from .accounts import server_secret
+from .db import make_engine, migrate, session_factory
+from .errors import JudgeError, Unauthorized
+from .security import Keys
+from .web import Guard, Runtime, Settings
+
+HERE = Path(__file__).resolve().parent
+
+__all__ = ["Settings", "build", "create_app"]
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def _error_page(request: Request, status: int, detail: str) -> Response:
+    if _is_api(request):
+        return JSONResponse({"error": detail}, status_code=status)
+    templates: Jinja2Templates = request.app.state.templates
+    return templates.TemplateResponse(
+        request,
+        "error.html",
+        {"status": status, "detail": detail, "user": None, "csrf": ""},
+        status_code=status,
+    )
+
+
+async def _judge_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, JudgeError)
+    if isinstance(exc, Unauthorized) and not _is_api(request) and request.method == "GET":
+        return RedirectResponse("/login", status_code=303)
+    return _error_page(request, exc.status, str(exc))
+
+
+async def _invalid(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    problems = []
+    for error in exc.errors()[:10]:
+        where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
+        problems.append(f"{where or 'body'}: {error.get('msg', 'invalid')}")
+    return _error_page(request, 422, "invalid request: " + "; ".join(problems))
+
+
+async def _busy(request: Request, exc: Exception) -> Response:
+    return _error_page(request, 503, "the database is busy; retry in a moment")
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """The FastAPI app for ``settings`` (migrates the database to the newest schema)."""
+    engine = make_engine(settings.database_url)
+    migrate(engine)
+    sessions = session_factory(engine)
+    with sessions() as db:
+        keys = Keys(server_secret(db))
+    app = FastAPI(title="proofgames judge", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.runtime = Runtime(settings=settings, sessions=sessions, keys=keys)
+    app.state.templates = Jinja2Templates(directory=HERE / "templates")
+    app.state.engine = engine
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.include_router(admin_pages.router)
+    app.add_exception_handler(JudgeError, _judge_error)
+    app.add_exception_handler(RequestValidationError, _invalid)
+    app.add_exception_handler(OperationalError, _busy)
+    return app
+
+
+def build(settings: Settings) -> ASGIApp:
+    """The app wrapped in its guard (body limit, security headers): what is served."""
+    return Guard(create_app(settings), settings.max_body_bytes)

@@ -1,0 +1,88 @@
+"""Starting the judge server: the embedded demo study and the uvicorn runner.
+
+On an empty database :func:`seed_demo` makes an admin, a study ``demo`` (k = 1), an API
+token, an invitation for one rater and the demo debate's question (a lie at one step of
+an arithmetic transcript), so ``proofgames judge serve`` is usable at once.
+
+Example:
+    >>> from proofgames.judge.db import make_engine, migrate, session_factory
+    >>> engine = make_engine("sqlite://"); migrate(engine)
+    >>> seeded = seed_demo(session_factory(engine), "http://127.0.0.1:8000", "a long password")
+    >>> sorted(seeded)
+    ['admin_email', 'admin_password', 'api_token', 'invitation_url', 'study']
+    >>> seed_demo(session_factory(engine), "http://127.0.0.1:8000", "x") is None
+    True
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from . import accounts, service
+from .export import days
+from .models import User
+from .transcript import DEMO_TASK, first_dispute, honest_transcript, lying_transcript, step_question
+
+DEMO_ADMIN = "admin@example.org"
+DEMO_RATER = "rater@example.org"
+
+
+def seed_demo(
+    sessions: sessionmaker[Session], base_url: str, admin_password: str | None = None
+) -> dict[str, str] | None:
+    """Fill an empty database with the demo; None (nothing done) if it has users."""
+    with sessions() as db:
+        if db.scalar(select(func.count()).select_from(User)):
+            return None
+        password = admin_password or secrets.token_urlsafe(12)
+        admin = accounts.create_user(db, DEMO_ADMIN, "admin", password)
+        study = service.create_study(db, "demo", 1, actor=admin)
+        token = accounts.create_api_token(db, admin, "demo")
+        invitation = accounts.invite(db, admin, study, DEMO_RATER, days(7))
+        lie, truth = lying_transcript(), honest_transcript()
+        i = first_dispute(lie, truth)
+        assert i is not None
+        service.post_question(db, study, "demo-debate-1", step_question(DEMO_TASK, lie, i))
+        return {
+            "admin_email": DEMO_ADMIN,
+            "admin_password": password,
+            "api_token": token,
+            "invitation_url": f"{base_url.rstrip('/')}/invite/{invitation}",
+            "study": study.name,
+        }
+
+
+def run(
+    database_url: str,
+    host: str,
+    port: int,
+    *,
+    demo: bool = True,
+    admin_password: str | None = None,
+    secure_cookies: bool = False,
+    announce: Any = print,
+) -> None:
+    """Migrate, seed the demo on an empty database, and serve until interrupted."""
+    import uvicorn
+
+    from .app import build
+    from .db import make_engine, migrate, session_factory
+    from .web import Settings
+
+    base = f"http://{host}:{port}"
+    if demo:
+        engine = make_engine(database_url)
+        migrate(engine)
+        seeded = seed_demo(session_factory(engine), base, admin_password)
+        engine.dispose()
+        if seeded:
+            announce("demo seeded (shown once):")
+            for key, value in seeded.items():
+                announce(f"  {key}: {value}")
+    announce(f"judge server on {base} (database {database_url})")
+    app = build(Settings(database_url=database_url, secure_cookies=secure_cookies))
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)

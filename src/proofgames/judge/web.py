@@ -1,0 +1,228 @@
+"""Web plumbing shared by the judge server's pages and API: settings, auth, CSRF, limits.
+
+* :class:`Settings` holds what ``proofgames judge serve`` is started with.
+* :class:`Guard` wraps the ASGI app: it refuses bodies over the limit with 413 before
+  any handler runs (it reads at most ``max_body_bytes + 1`` bytes), and adds security
+  headers (a strict Content-Security-Policy: no inline script, no framing) to every
+  response.
+* The ``*_user`` functions find who is asking: a signed session cookie that names a
+  live session in the database, or a bearer API token (admins only).
+
+Example:
+    >>> Settings(database_url="sqlite://").session_lifetime.total_seconds()
+    43200.0
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Path, Request, Response
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .accounts import session_user, token_user
+from .errors import Forbidden, Unauthorized
+from .models import User
+from .security import Keys
+
+Id = Annotated[int, Path(ge=1, le=2**62)]
+"""A row id in a URL: a positive integer the database can hold (others: 422)."""
+SESSION_COOKIE = "pg_session"
+NONCE_COOKIE = "pg_nonce"
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the judge server runs.
+
+    Args:
+        database_url: SQLAlchemy URL (``sqlite:///judge.db`` or ``postgresql://...``).
+        session_hours: Lifetime of a login session (cookie and database row).
+        invitation_days: Lifetime of an invitation link.
+        max_body_bytes: The largest request body accepted (larger: 413).
+        secure_cookies: Mark cookies ``Secure`` (serve over HTTPS when set).
+        long_poll_s: The longest a ``wait=`` request for a question's answers is held.
+    """
+
+    database_url: str
+    session_hours: float = 12.0
+    invitation_days: float = 7.0
+    max_body_bytes: int = 256 * 1024
+    secure_cookies: bool = False
+    long_poll_s: float = 25.0
+
+    @property
+    def session_lifetime(self) -> dt.timedelta:
+        """:attr:`session_hours` as a timedelta."""
+        return dt.timedelta(hours=self.session_hours)
+
+
+@dataclass
+class Runtime:
+    """What the handlers need: the settings, a session maker and the signing keys."""
+
+    settings: Settings
+    sessions: sessionmaker[Session]
+    keys: Keys
+
+
+def runtime(request: Request) -> Runtime:
+    """The app's :class:`Runtime` (kept on ``app.state``)."""
+    value: Runtime = request.app.state.runtime
+    return value
+
+
+def get_db(request: Request) -> Iterator[Session]:
+    """A database session for one request (FastAPI dependency)."""
+    with runtime(request).sessions() as db:
+        yield db
+
+
+def session_id(request: Request) -> str | None:
+    """The id in a genuine, unexpired session cookie, else None."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if not cookie:
+        return None
+    rt = runtime(request)
+    return rt.keys.unsign_session(cookie, max_age=rt.settings.session_lifetime.total_seconds())
+
+
+def cookie_user(request: Request, db: Session) -> User | None:
+    """The user of the request's session cookie, if it names a live session."""
+    sid = session_id(request)
+    return None if sid is None else session_user(db, sid)
+
+
+def bearer_admin(request: Request, db: Session) -> User:
+    """The admin whose API token the request carries; raises :class:`Unauthorized`."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("this API needs an 'Authorization: Bearer <token>' header")
+    user = token_user(db, token.strip())
+    if user is None:
+        raise Unauthorized("the API token is not valid")
+    return user
+
+
+def csrf_binding(request: Request) -> str | None:
+    """What the CSRF token is bound to: the session id, else the pre-login nonce."""
+    sid = session_id(request)
+    if sid is not None:
+        return sid
+    cookie = request.cookies.get(NONCE_COOKIE)
+    if not cookie:
+        return None
+    rt = runtime(request)
+    return rt.keys.unsign_nonce(cookie, max_age=rt.settings.session_lifetime.total_seconds())
+
+
+def set_session_cookie(request: Request, response: Response, sid: str) -> None:
+    """Log the client in: the signed session cookie (``SameSite=Lax``, ``HttpOnly``)."""
+    rt = runtime(request)
+    response.set_cookie(
+        SESSION_COOKIE,
+        rt.keys.sign_session(sid),
+        max_age=int(rt.settings.session_lifetime.total_seconds()),
+        httponly=True,
+        samesite="lax",
+        secure=rt.settings.secure_cookies,
+    )
+    response.delete_cookie(NONCE_COOKIE)
+
+
+def check_csrf(request: Request, token: str | None) -> None:
+    """Raise :class:`Forbidden` unless ``token`` is this client's CSRF token."""
+    binding = csrf_binding(request)
+    given = token or request.headers.get("x-csrf-token", "")
+    if binding is None or not given or not runtime(request).keys.csrf_ok(binding, given):
+        raise Forbidden("the form's CSRF token is missing or wrong: reload the page and retry")
+
+
+def _error(status: int, text: str) -> list[Message]:
+    body = text.encode("utf-8")
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", b"%d" % len(body)),
+    ]
+    return [
+        {"type": "http.response.start", "status": status, "headers": headers},
+        {"type": "http.response.body", "body": body},
+    ]
+
+
+class Guard:
+    """ASGI wrapper: a hard limit on request bodies, and security headers on responses."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body = max_body_bytes
+
+    async def _send_all(self, send: Send, messages: list[Message]) -> None:
+        for message in messages:
+            await self._secure(send)(message)
+
+    def _secure(self, send: Send) -> Send:
+        async def wrapped(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers: list[Any] = list(message.get("headers", []))
+                headers += [
+                    (b"content-security-policy", CSP.encode()),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"x-frame-options", b"DENY"),
+                    (b"referrer-policy", b"no-referrer"),
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return wrapped
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse an oversized body with 413; else pass the request on, headers added."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_big = _error(413, f"request body over the {self.max_body:,}-byte limit")
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+            await self._send_all(send, too_big)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = bool(message.get("more_body", False))
+            if size > self.max_body:
+                await self._send_all(send, too_big)
+                return
+        body, replayed = b"".join(chunks), False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, self._secure(send))
+
+
+def require(user: User | None, role: str | None = None) -> User:
+    """``user`` if logged in (with ``role``, when given); raises otherwise."""
+    if user is None:
+        raise Unauthorized("log in first")
+    if role is not None and user.role != role:
+        raise Forbidden(f"this needs the {role} role")
+    return user
