@@ -15,8 +15,8 @@ from rich.table import Table
 from typer.exceptions import TyperException
 
 from ._cli_executors import ExecutorOption, SchedulerOption, sweep_bar
-from ._cli_language import register as register_language
 from ._cli_judge import register as register_judge
+from ._cli_language import register as register_language
 from ._cli_params import register as register_params
 from ._cli_stochastic import register as register_stochastic
 from ._errors import ProofgamesError
