@@ -382,7 +382,9 @@ def _numbers(value: Any) -> str:
 
 @app.command("reproduce")
 def reproduce_command(
-    seeds: Annotated[int, typer.Option(min=1, help="Number of training seeds (0, 1, ...).")] = 4,
+    seeds: Annotated[
+        int, typer.Option(min=1, max=1000, help="Number of training seeds (0, 1, ...; <= 1,000).")
+    ] = 4,
     profile: Annotated[
         str,
         typer.Option(
