@@ -2,16 +2,18 @@
 
 Measures on this machine, in one run:
   * throughput of a real sweep (Monte Carlo estimate chunks, ``long-computation:t=300``,
-    10,000 debates a chunk) on a Dask ``LocalCluster`` of 1 and of 2 worker processes
-    (one thread each), and on the local process pool of 1 and 2 workers: chunks per second
-    and the speed-up of 2 workers over 1;
+    ``--chunk`` debates a chunk, 100,000 by default: about 0.7 s each on an idle core) on a
+    Dask ``LocalCluster`` of 1 and of 2 worker processes (one thread each), and on the
+    local process pool of 1 and 2 workers: chunks per second and the speed-up of 2
+    workers over 1;
   * the overhead per task: many empty tasks through each executor (in this process, the
     local pool and a LocalCluster, of 1 and 2 workers), wall time per task;
   * that every run gave the same numbers (the estimates are compared).
 
 Writes benchmarks/results/executors.{json,md} and the ``bench:executors`` block of
 docs/performance.md.
-Run:  .venv/bin/python benchmarks/bench_executors.py [--chunks 16] [--tasks 2000] [--repeats 3]
+Run:  .venv/bin/python benchmarks/bench_executors.py [--chunks 16] [--chunk 100000]
+      [--tasks 2000] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from proofgames.stochastic.montecarlo import Cell, estimate_cells
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results"
 CELL = Cell("long-computation:t=300,votes=3", "lean", 1, "honest", "honest")
-CHUNK = 10_000
 
 
 def nothing(x: int) -> int:
@@ -61,13 +62,13 @@ def executor(kind: str, workers: int) -> Iterator[Executor]:
         yield pool
 
 
-def sweep(kind: str, workers: int, chunks: int, repeats: int) -> dict[str, Any]:
+def sweep(kind: str, workers: int, chunks: int, chunk: int, repeats: int) -> dict[str, Any]:
     """The fastest of ``repeats`` sweeps of ``chunks`` work items (start-up left out)."""
     walls = []
     with executor(kind, workers) as pool:
         for _ in range(repeats):
             start = time.perf_counter()
-            (est,) = estimate_cells([CELL], debates=CHUNK * chunks, chunk=CHUNK, executor=pool)
+            (est,) = estimate_cells([CELL], debates=chunk * chunks, chunk=chunk, executor=pool)
             walls.append(time.perf_counter() - start)
     wall = min(walls)
     return {
@@ -95,12 +96,14 @@ def overhead(kind: str, workers: int, tasks: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunks", type=int, default=16)
+    parser.add_argument("--chunk", type=int, default=100_000, help="debates per chunk")
     parser.add_argument("--tasks", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3, help="sweeps per executor (best)")
     args = parser.parse_args()
-    runs = [sweep(kind, w, args.chunks, args.repeats) for kind in ("local", "dask") for w in (1, 2)]
-    same = len({json.dumps([r["accepted"], r["queries"]]) for r in runs}) == 1
     load = os.getloadavg()[0]
+    runs = [sweep(kind, w, args.chunks, args.chunk, args.repeats)
+            for kind in ("local", "dask") for w in (1, 2)]  # fmt: skip
+    same = len({json.dumps([r["accepted"], r["queries"]]) for r in runs}) == 1
     costs = [overhead(kind, w, args.tasks) for kind, w in
              (("inline", 1), ("local", 1), ("local", 2), ("dask", 1), ("dask", 2))]  # fmt: skip
     speed = {
@@ -119,7 +122,7 @@ def main() -> None:
     dask_ms = costs[4]["ms_per_task"]
     report = {
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": load},
-        "settings": {**vars(args), "cell": str(CELL.machine), "chunk": CHUNK},
+        "settings": {**vars(args), "cell": str(CELL.machine)},
         "sweeps": runs,
         "speedup_2_over_1": speed,
         "overhead": costs,
@@ -143,7 +146,8 @@ def main() -> None:
         f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} "
         f"CPU(s), load average {load:.1f} when it started "
         f"(`.venv/bin/python benchmarks/bench_executors.py`). A sweep of "
-        f"{args.chunks} estimate chunks ({CHUNK:,} debates of {CELL.machine} each), the "
+        f"{args.chunks} estimate chunks ({args.chunk:,} debates of {CELL.machine} each, "
+        f"{runs[0]['seconds'] / args.chunks:.2f} s a chunk on one local worker), the "
         f"fastest of {args.repeats}; the executors' start-up is left out. 2 workers over 1: "
         f"{speed['dask']}x on Dask "
         f"(LocalCluster, processes of one thread), {speed['local']}x on the local pool. "

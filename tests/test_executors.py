@@ -148,6 +148,11 @@ def test_a_parallel_executor_needs_machine_specs():
         (["estimate", "--scheduler", "tcp://127.0.0.1:8786"], "needs the dask executor"),
         (["report", "--executor", "x", "--out", "r"], "unknown executor 'x'"),
         (["exhaustive", "bisection", "--executor", "x"], "unknown executor 'x'"),
+        (["params", "report", "--executor", "x", "--out", "r"], "unknown executor 'x'"),
+        (
+            ["params", "report", "--scheduler", "tcp://127.0.0.1:8786", "--out", "r"],
+            "needs the dask executor",
+        ),
         (["pvg", "reproduce", "--executor", "x", "--profile", "smoke"], "unknown executor"),
     ],
 )
@@ -198,3 +203,35 @@ def test_inline_items_are_reported_and_stored_one_at_a_time(tmp_path):
     map_items(work, [(f"k{i}", i) for i in range(5)], InlineExecutor(), store=store,
               progress=progress)  # fmt: skip
     assert seen == [(i, i) for i in range(1, 6)]  # each stored before the next one ran
+
+
+def test_an_interrupted_exhaustive_search_continues_from_its_store(tmp_path, monkeypatch):
+    """Instances already in the store are not searched again; a machine given twice is
+    searched once; a store of another T is refused before any search."""
+    import proofgames._exhaustive_items as items
+
+    store = tmp_path / "exhaustive.jsonl"
+    first = CliRunner().invoke(app, ["exhaustive", "bisection", "-m", "bb2", "-T", "6",
+                                     "--store", str(store), "--json"])  # fmt: skip
+    assert first.exit_code == 0, first.output
+    searched: list[str] = []
+    real = items.instance_record
+
+    def counted(job):
+        searched.append(job[1])
+        return real(job)
+
+    monkeypatch.setattr(items, "instance_record", counted)
+    args = ["exhaustive", "bisection", "-m", "bb2", "-m", "bb3", "-m", "bb2", "-T", "6",
+            "--store", str(store), "--json"]  # fmt: skip
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert searched == ["bb3"]  # bb2 came from the store, and was not searched twice
+    records = [json.loads(x) for x in again.output.splitlines()]
+    assert [r["machine"] for r in records] == ["bb2", "bb3", "bb2"]
+    assert records[0] == records[2] == json.loads(first.output)  # the stored record itself
+    assert [r["key"] for r in lines(store)[1:]] == ["bb2", "bb3"]
+    other = CliRunner().invoke(app, ["exhaustive", "bisection", "-m", "bb2", "-T", "5",
+                                     "--store", str(store)])  # fmt: skip
+    assert other.exit_code == 2 and "another sweep" in other.output, other.output
+    assert searched == ["bb3"]

@@ -8,10 +8,12 @@ import pytest
 
 from proofgames._errors import ProofgamesError
 from proofgames.stochastic.hypothesis import hypothesis_lipschitz
+from proofgames.stochastic.machines import make_stochastic_machine
 from proofgames.stochastic.params_report import (
     _Sets,
     headline,
-    padded_query,
+    measured_rows,
+    report_keys,
     summary_line,
     write_params_report,
 )
@@ -19,7 +21,8 @@ from proofgames.stochastic.tails import EXACT_LABEL
 
 
 def test_the_padded_query_has_k_one_over_every_step_at_any_t() -> None:
-    m = padded_query(0.67, 10)
+    m = make_stochastic_machine("padded-query:t=10,p=0.67")
+    assert m.name == "padded-query:t=10,p=0.67"
     assert m.length == 10 and m.p_accept == pytest.approx(0.67)
     assert hypothesis_lipschitz(m) == pytest.approx(1.0)
 
@@ -58,3 +61,21 @@ def test_the_report_refuses_a_file_as_its_folder_and_a_readme_without_markers(
     with pytest.raises(ProofgamesError, match="report:params"):
         write_params_report(tmp_path / "r", readme=readme)
     assert not (tmp_path / "r").exists()  # refused before any work
+
+
+def test_the_optimizations_and_debates_fan_out_to_the_same_numbers() -> None:
+    """A pool of 2 processes gives the report's optimized sets and measured rows exactly as
+    this process does; the progress callback sees every unit of each stage."""
+    from proofgames.executors import make_executor
+
+    keys = [k for k in report_keys() if k[1] <= 2.0 and k[2] <= 1000][:6]
+    here, there = _Sets(), _Sets()
+    here.prefetch(keys)
+    seen: list[int] = []
+    with make_executor("local", 2) as pool:
+        there.prefetch(keys, pool, seen.append)
+        rows_there = measured_rows(there, 2000, 3, pool)
+    assert sum(seen) == len(keys) == len(set(keys))
+    assert {k: there.cache[k] for k in keys} == {k: here.cache[k] for k in keys}
+    assert measured_rows(here, 2000, 3) == rows_there
+    assert {r["machine"] for r in rows_there} >= {"padded-query:t=10,p=0.67"}

@@ -47,6 +47,11 @@ class SweepBar:
         if self.bar is not None and self.task is not None:
             self.bar.advance(self.task, n)
 
+    def stage(self, name: str, done: int, total: int) -> None:
+        """Show stage ``name`` of a sweep made of stages: ``done`` of ``total`` units."""
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, description=name, completed=done, total=total)
+
     def grow(self, n: int) -> None:
         """``n`` more units to do (a sweep whose size is known section by section)."""
         if self.bar is not None and self.task is not None:

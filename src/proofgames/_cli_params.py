@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ._cli_executors import ExecutorOption, SchedulerOption, sweep_bar
 from ._errors import ProofgamesError
 from ._jsonout import dumps
 
@@ -109,16 +110,26 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
             str | None,
             typer.Option(help="also put the summary line in this README's report:params block"),
         ] = None,
+        executor: ExecutorOption = "local",
+        workers: Annotated[int, typer.Option(min=1, help="worker processes")] = 1,
+        scheduler: SchedulerOption = None,
     ) -> None:
         """Regenerate the parameter report: V's queries for four sets, measured guarantees."""
         from pathlib import Path
 
+        from .executors import check_executor, make_executor
         from .stochastic.params_report import write_params_report
 
         try:
-            path = write_params_report(
-                Path(out), debates=debates, seed=seed, readme=Path(readme) if readme else None
-            )
+            check_executor(executor, workers, scheduler)
+            with (
+                make_executor(executor, workers, scheduler) as pool,
+                sweep_bar("optimizations", None, pool) as bar,
+            ):
+                path = write_params_report(
+                    Path(out), debates=debates, seed=seed,
+                    readme=Path(readme) if readme else None, executor=pool, progress=bar.stage,
+                )  # fmt: skip
         except ProofgamesError as exc:
             fail(str(exc))
             return

@@ -3,7 +3,8 @@
 Private to the CLI's ``exhaustive`` command (``-m`` given several times): each instance is
 searched by :func:`instance_record` wherever the executor runs it
 (:mod:`proofgames.executors`), and the records come back in the order the instances were
-given.
+given.  With a store (``exhaustive --store FILE.jsonl``) each finished instance is kept, keyed
+by its machine, so that an interrupted search continues with the instances not yet done.
 
 Example:
     >>> [r["truth"] for r in search_instances("bisection", ["bb2", "bb2"], 6)]
@@ -14,10 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
+from pathlib import Path
 from typing import Any
 
 from ._errors import ProofgamesError
 from ._instances import turing_machine
+from ._store import ResultStore
 from .executors import map_items
 from .machines import TableauTranscript, TuringMachine
 
@@ -72,12 +75,20 @@ def search_instances(
     space: int | None = None,
     executor: Executor | None = None,
     progress: Callable[[int], None] | None = None,
+    store: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """:func:`instance_record` of every machine, fanned out; every instance checked first."""
-    jobs: list[Job] = [(protocol, m, steps, space) for m in machines]
-    for job in jobs:
+    """:func:`instance_record` of every machine, fanned out; every instance checked first.
+
+    A machine given twice is searched once.  With ``store``, instances already stored for
+    the same protocol, T and window are not searched again (their records, ``seconds``
+    included, are the stored ones); a store of other settings is refused.
+    """
+    jobs = {m: (protocol, m, steps, space) for m in machines}  # one search per machine
+    for job in jobs.values():
         resolve(job)
-    done = map_items(
-        instance_record, [(f"{i}", job) for i, job in enumerate(jobs)], executor, progress=progress
-    )
-    return list(done.values())
+    book = None
+    if store is not None:
+        sweep = {"sweep": "exhaustive", "protocol": protocol, "steps": steps, "space": space}
+        book = ResultStore(store, sweep)
+    done = map_items(instance_record, list(jobs.items()), executor, store=book, progress=progress)
+    return [done[m] for m in machines]

@@ -6,6 +6,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -217,6 +218,13 @@ def exhaustive(
     workers: Annotated[int, typer.Option(min=1, help="worker processes")] = 1,
     executor: ExecutorOption = "local",
     scheduler: SchedulerOption = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            help="JSONL file keeping every finished instance; the command run again with "
+            "the same protocol, --steps and --space searches only the instances not yet done"
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="print one JSON object (a line per instance)")
     ] = False,
@@ -230,13 +238,16 @@ def exhaustive(
     if steps is not None and steps <= 0:
         _fail(f"--steps must be a positive number of steps, got {steps}")
     machines = machine or ["bb2"]
+    distinct = len(set(machines))
     try:
         check_executor(executor, workers, scheduler)
         with (
-            make_executor(executor, min(workers, len(machines)), scheduler) as pool,
-            sweep_bar("instances", len(machines), pool) as bar,
+            make_executor(executor, min(workers, distinct), scheduler) as pool,
+            sweep_bar("instances", distinct, pool) as bar,
         ):
-            records = search_instances(protocol, machines, steps, space, pool, bar.advance)
+            records = search_instances(
+                protocol, machines, steps, space, pool, bar.advance, Path(store) if store else None
+            )
     except ProofgamesError as exc:
         _fail(str(exc))
         return

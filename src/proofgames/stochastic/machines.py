@@ -166,6 +166,22 @@ def single_query(p: float = 0.7) -> StochasticMachine:
     return b.build("single-query", lipschitz=1.0, p_accept=p, lipschitz_exact=True)
 
 
+@register_stochastic_machine("padded-query")
+def padded_query(t: int = 10, p: float = 0.5) -> StochasticMachine:
+    """T - 1 constant steps, then one oracle query answered 1 w.p. p: K = 1 at any T."""
+    t, p = _integer("t", t, 1), _probability("p", p)
+    _check_steps(t, f"padded-query of {t:,} steps")
+    b = StochasticBuilder([p], [b"question"])
+    for _ in range(t - 1):
+        b.gate(_zeros, [], "pad")
+    b.query(0, label="ask")
+    return b.build("padded-query", lipschitz=1.0, p_accept=p, lipschitz_exact=True)
+
+
+def _zeros(v: np.ndarray) -> np.ndarray:
+    return np.zeros(v.shape[0], dtype=np.int64)
+
+
 @register_stochastic_machine("majority")
 def majority(n: int = 5, p: float = 0.6) -> StochasticMachine:
     """Majority of n independent answers to one question: K ~ sqrt(2n/pi) at p = 1/2."""

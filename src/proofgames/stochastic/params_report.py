@@ -14,6 +14,10 @@
 4. **Figures**: V's queries against K, and V's queries against the cap on prover samples.
 5. **A sequential V**: the curtailed V's exact expected queries (:mod:`.sequential`).
 
+The optimizations and the Monte Carlo chunks are work items of :mod:`proofgames.executors`:
+given an executor (``params report --workers N`` or ``--executor dask``) they run there,
+with the numbers of a run in this process.
+
 Example:
     >>> from pathlib import Path
     >>> import tempfile
@@ -25,21 +29,22 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
 from fractions import Fraction
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from matplotlib.figure import Figure
 
 from .._errors import ProofgamesError
 from .._readme import check_block, replace_block, write_atomic
+from ..executors import map_items
 from ._report_text import table
 from .hypothesis import guarantee, machine_params
-from .machine import StochasticBuilder, StochasticMachine
 from .machines import make_stochastic_machine
-from .montecarlo import estimate_acceptance
+from .montecarlo import Cell, estimate_cells
 from .optimal import optimal_disputer, optimal_liar
 from .optimize import METHOD, optimize_params
 from .params import StochasticParams, lean_params, paper_params
@@ -56,28 +61,53 @@ MEASURED = (("padded-query:t=10,p=0.67", True), ("padded-query:t=10,p=0.33", Fal
             ("majority:n=3,p=0.62", True), ("majority:n=3,p=0.38", False))  # fmt: skip
 
 
-def padded_query(p: float, t: int = 10) -> StochasticMachine:
-    """T - 1 constant steps, then one oracle query whose answer is the output: K = 1, any T."""
-    b = StochasticBuilder([p], [b"question"])
-    for _ in range(t - 1):
-        b.gate(lambda v: np.zeros(v.shape[0], dtype=np.int64), [], "pad")
-    b.query(0, label="ask")
-    return b.build(f"padded-query:t={t},p={p:g}", lipschitz=1.0, p_accept=p, lipschitz_exact=True)
+Key = tuple[str, float, int, int]  # (set, K, T, cap on prover samples)
+DEFAULT_CAP = 10**8
 
 
-def _machine(spec: str) -> StochasticMachine:
-    if spec.startswith("padded-query:"):
-        args = dict(x.split("=") for x in spec.split(":", 1)[1].split(","))
-        return padded_query(float(args["p"]), int(args["t"]))
-    return make_stochastic_machine(spec)
+def report_keys() -> list[Key]:
+    """Every optimized set the report reads: the tables', the figures' and the headline's."""
+    keys: list[Key] = []
+    for name in ("optimized", "optimized-exact"):
+        keys += [(name, k, t, DEFAULT_CAP) for k in KS for t in TS]
+        keys += [(name, k, 10, DEFAULT_CAP) for k in FIGURE_KS]
+        keys += [(name, 1.0, 10, cap) for cap in CAPS]
+    return list(dict.fromkeys(keys))
+
+
+def _optimized(key: Key) -> tuple[StochasticParams, float]:
+    """One optimization (a work item): the set and the seconds it took."""
+    name, k, t, cap = key
+    tail = "exact" if name == "optimized-exact" else "hoeffding"
+    r = optimize_params(k, t, max_prover_samples=cap, tail=tail)
+    return r.params, r.seconds
 
 
 class _Sets:
     """The four parameter sets at each (K, T, cap), each optimization run once."""
 
     def __init__(self) -> None:
-        self.cache: dict[tuple[str, float, int, int], StochasticParams] = {}
+        self.cache: dict[Key, StochasticParams] = {}
         self.seconds: dict[str, float] = {}
+
+    def prefetch(
+        self,
+        keys: Iterable[Key],
+        executor: Executor | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        """Run the optimizations of ``keys`` not yet cached, fanned out on ``executor``."""
+        todo = [key for key in dict.fromkeys(keys) if key not in self.cache]
+        done = map_items(_optimized, [(repr(key), key) for key in todo], executor,
+                         progress=progress)  # fmt: skip
+        for key in todo:
+            params, seconds = done[repr(key)]
+            self._keep(key, params, seconds)
+
+    def _keep(self, key: Key, params: StochasticParams, seconds: float) -> None:
+        name, k, t, cap = key
+        self.cache[key] = params
+        self.seconds[f"{name} K={k:g} T={t} cap={cap:.0e}"] = seconds
 
     def get(self, name: str, k: float, t: int, cap: int = 10**8) -> StochasticParams:
         key = (name, k, t, cap)
@@ -87,10 +117,7 @@ class _Sets:
             elif name == "lean":
                 self.cache[key] = lean_params(k, t)
             else:
-                tail = "exact" if name == "optimized-exact" else "hoeffding"
-                r = optimize_params(k, t, max_prover_samples=cap, tail=tail)
-                self.cache[key] = r.params
-                self.seconds[f"{name} K={k:g} T={t} cap={cap:.0e}"] = r.seconds
+                self._keep(key, *_optimized(key))
         return self.cache[key]
 
 
@@ -114,11 +141,21 @@ def cost_rows(sets: _Sets) -> list[dict[str, Any]]:
     return rows
 
 
-def measured_rows(sets: _Sets, debates: int, seed: int) -> list[dict[str, Any]]:
-    """Section 2: exact optimal adversaries and Monte Carlo at the optimized sets."""
-    rows = []
+def measured_rows(
+    sets: _Sets,
+    debates: int,
+    seed: int,
+    executor: Executor | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Section 2: exact optimal adversaries and Monte Carlo at the optimized sets.
+
+    The Monte Carlo cells are measured together (:func:`.estimate_cells`), each with the
+    numbers it gives alone.
+    """
+    rows, cells = [], []
     for spec, true_claim in MEASURED:
-        m = _machine(spec)
+        m = make_stochastic_machine(spec)
         assert m.p_accept is not None
         for name in ("optimized", "optimized-exact"):
             params = machine_params(name, m)
@@ -129,19 +166,22 @@ def measured_rows(sets: _Sets, debates: int, seed: int) -> list[dict[str, Any]]:
             else:
                 best, (a, b) = optimal_liar(m, params, 1), ("optimal", "honest")
                 holds = best.value <= (theorem.proven or 1.0) + 1e-12
-            e = estimate_acceptance(m, params, 1, a, b, debates=debates, seed=seed)
+            cells.append(Cell(spec, params, 1, a, b))
             target = 3 / 5 if true_claim else 2 / 5
             rows.append({
                 "machine": spec, "T": m.length, "K (every step)": f"{params.k:.4g}",
                 "set": name, "V queries": _v_label(params),
                 "claim": "true" if true_claim else "false",
                 "adversary": "optimal B" if true_claim else "optimal A",
-                "optimal (exact)": best.value, "measured": e.acceptance,
-                "95% CI": f"[{e.ci_low:.4f}, {e.ci_high:.4f}]",
+                "optimal (exact)": best.value,
                 "proven bound": theorem.proven if theorem.proven is not None else "none",
                 "within bound": bool(holds),
                 "meets 3/5, 2/5": bool((best.value - target) * (1 if true_claim else -1) >= 0),
             })  # fmt: skip
+    estimates = estimate_cells(cells, debates=debates, seed=seed, executor=executor,
+                               progress=progress)  # fmt: skip
+    for row, e in zip(rows, estimates, strict=True):
+        row["measured"], row["95% CI"] = e.acceptance, f"[{e.ci_low:.4f}, {e.ci_high:.4f}]"
     return rows
 
 
@@ -320,11 +360,19 @@ README_BLOCK = "report:params"
 
 
 def write_params_report(
-    out: Path, debates: int = 20_000, seed: int = 0, readme: Path | None = None
+    out: Path,
+    debates: int = 20_000,
+    seed: int = 0,
+    readme: Path | None = None,
+    executor: Executor | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> Path:
     """Regenerate ``out/report.md`` and its figures; return the Markdown file's path.
 
     With ``readme``, also writes :func:`summary_line` between its ``report:params`` markers.
+    With ``executor``, the optimizations and the Monte Carlo chunks run there (the same
+    numbers).  ``progress(stage, done, total)`` follows the two fanned-out stages,
+    ``"optimizations"`` and ``"debates"``.
 
     Raises:
         ProofgamesError: a bad argument, a folder that cannot be written, or a README
@@ -344,9 +392,12 @@ def write_params_report(
     except OSError as exc:
         raise ProofgamesError(f"cannot make the folder {out}: {exc.strerror or exc}") from None
     sets = _Sets()
+    keys = report_keys()
+    sets.prefetch(keys, executor, _stage(progress, "optimizations", len(keys)))
     h = headline(sets)
     costs = cost_rows(sets)
-    measured = measured_rows(sets, debates, seed)
+    total = debates * len(MEASURED) * 2
+    measured = measured_rows(sets, debates, seed, executor, _stage(progress, "debates", total))
     trade = tradeoff_rows(sets)
     figures = [_figure_v_against_k(sets, out), _figure_tradeoff(trade, out)]
     seq = sequential_rows(sets)
@@ -357,6 +408,22 @@ def write_params_report(
         link = f" ([parameter report]({out.as_posix()}/report.md))"
         replace_block(readme, README_BLOCK, summary_line(h) + link + "\n", required=True)
     return path
+
+
+def _stage(
+    progress: Callable[[str, int, int], None] | None, stage: str, total: int
+) -> Callable[[int], None] | None:
+    """``progress`` of one stage as ``map_items`` calls it (by finished units)."""
+    if progress is None:
+        return None
+    done = [0]
+    progress(stage, 0, total)
+
+    def advance(n: int) -> None:
+        done[0] += n
+        progress(stage, done[0], total)
+
+    return advance
 
 
 def summary_line(h: dict[str, Any]) -> str:
