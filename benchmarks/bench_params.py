@@ -32,13 +32,22 @@ def time_case(k: float, t: int, tail: str, runs: int = 3) -> dict:
         result = optimize_params(k, t, tail=tail)
         seconds.append(time.perf_counter() - start)
     assert result is not None
-    return {"k": k, "t": t, "tail": tail, "seconds": statistics.median(seconds),
-            "v_samples": result.params.v_samples, "a_samples": result.params.a_samples}
+    return {
+        "k": k,
+        "t": t,
+        "tail": tail,
+        "seconds": statistics.median(seconds),
+        "v_samples": result.params.v_samples,
+        "a_samples": result.params.a_samples,
+    }
 
 
 def main() -> None:
-    rows = [time_case(k, t, tail, 1 if (tail == "exact" and k >= 5) else 3)
-            for k, t in CASES for tail in ("hoeffding", "exact")]
+    rows = [
+        time_case(k, t, tail, 1 if (tail == "exact" and k >= 5) else 3)
+        for k, t in CASES
+        for tail in ("hoeffding", "exact")
+    ]
     result = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, CPython {platform.python_version()}, 2 cores",
@@ -57,8 +66,10 @@ def main() -> None:
     ]
     for r in rows:
         tier = "exact tail (not machine-checked)" if r["tail"] == "exact" else "Hoeffding"
-        lines.append(f"| {r['k']:g} | {r['t']:,} | {tier} | {r['seconds']:.3f} "
-                     f"| {r['v_samples']:,} | {r['a_samples']:,} |")
+        lines.append(
+            f"| {r['k']:g} | {r['t']:,} | {tier} | {r['seconds']:.3f} "
+            f"| {r['v_samples']:,} | {r['a_samples']:,} |"
+        )
     md = "\n".join(lines) + "\n"
     (OUT / "params.md").write_text(md)
     replace_block(ROOT / "docs" / "performance.md", "bench:params", md, required=True)
