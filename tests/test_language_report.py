@@ -30,3 +30,25 @@ def test_exact_rates() -> None:
     assert exact_rates("cross-examination", 0.2, 1000) == (0.8, 0.2)
     comp, sound = exact_rates("whole-transcript", 0.1, 10)
     assert comp == pytest.approx(0.9**11) and sound == pytest.approx(0.1 * 0.9**10)
+
+
+def test_drawing_the_report_leaves_the_callers_matplotlib_backend_alone(tmp_path: Path) -> None:
+    """A notebook that chose a backend keeps it: the figures are drawn without pyplot."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys, matplotlib\n"
+        "matplotlib.use('svg')\n"
+        "from pathlib import Path\n"
+        "from proofgames.language.report import build_report\n"
+        f"build_report(Path({str(tmp_path)!r}), None, n=2, steps=(10,), rates=(0.0,),"
+        " figure1_n=1)\n"
+        "print(json.dumps([matplotlib.get_backend(), 'matplotlib.pyplot' in sys.modules]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["svg", False]
+    assert (tmp_path / "tokens.png").read_bytes().startswith(b"\x89PNG")

@@ -5,10 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+from matplotlib.figure import Figure  # not pyplot: a caller's backend stays as it was
 
 COLOURS = {
     "cross-examination": "tab:blue", "bisection": "tab:green",
@@ -17,7 +14,8 @@ COLOURS = {
 
 
 def _tokens_figure(results: dict[str, Any], out: Path) -> None:
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     for protocol in ("cross-examination", "bisection", "whole-transcript"):
         rows = [r for r in results["tokens"] if r["protocol"] == protocol]
         x = [r["steps"] for r in rows]
@@ -31,11 +29,11 @@ def _tokens_figure(results: dict[str, Any], out: Path) -> None:
     ax.legend()
     fig.tight_layout()
     fig.savefig(out / "tokens.png", dpi=120)
-    plt.close(fig)
 
 
 def _rate_panels(rows: list[dict[str, Any]], path: Path, title: str, exact: bool) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig = Figure(figsize=(10, 4))
+    axes = fig.subplots(1, 2)
     keys = (("completeness", "P[accept | honest A]"),
             ("soundness_error", "P[accept | dishonest A]"))  # fmt: skip
     for ax, (key, label) in zip(axes, keys, strict=True):
@@ -59,14 +57,14 @@ def _rate_panels(rows: list[dict[str, Any]], path: Path, title: str, exact: bool
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def _gsm8k_figure(results: dict[str, Any], out: Path) -> None:
     rows = results["gsm8k"]
     if not rows:
         return
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    fig = Figure(figsize=(9, 3.6))
+    axes = fig.subplots(1, 2)
     names = [r["protocol"] for r in rows]
     acc = [r["accuracy"] for r in rows]
     err = [[max(0.0, a - r["accuracy_ci"][0]) for a, r in zip(acc, rows, strict=True)],
@@ -80,7 +78,6 @@ def _gsm8k_figure(results: dict[str, Any], out: Path) -> None:
     fig.suptitle("GSM8K model solutions, calculator judge")
     fig.tight_layout()
     fig.savefig(out / "gsm8k.png", dpi=120)
-    plt.close(fig)
 
 
 def write_figures(results: dict[str, Any], out: Path) -> None:
