@@ -153,12 +153,18 @@ def test_stochastic_bad_input_is_a_clear_error():
 
 
 def test_report_writes_figures_and_never_shows_a_proven_bound_broken(tmp_path):
-    res = run("report", "--out", str(tmp_path), "--debates", "300")
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- report:stochastic:start -->\n<!-- report:stochastic:end -->\n")
+    out = tmp_path / "reports" / "stochastic"
+    res = run("report", "--out", str(out), "--debates", "300", "--readme", str(readme))
     assert res.exit_code == 0, res.output
-    text = (tmp_path / "report.md").read_text()
+    # the summary links the full report from the README's folder, and not from inside it
+    assert "[full report](reports/stochastic/report.md)" in readme.read_text()
+    text = (out / "report.md").read_text()
+    assert "[full report]" not in text
     assert "Completeness and soundness" in text and "looseness.png" in text
-    assert (tmp_path / "looseness.png").stat().st_size > 1000
-    assert (tmp_path / "costs_vs_T.png").exists() and (tmp_path / "costs_vs_K.png").exists()
+    assert (out / "looseness.png").stat().st_size > 1000
+    assert (out / "costs_vs_T.png").exists() and (out / "costs_vs_K.png").exists()
     # honest labels: exact values, proven bounds only where the hypothesis holds
     assert "optimal adversary (exact)" in text and "proven bound" in text
     section = text.split("### Which K the proofs need")[1].split("### Deterministic")[0]

@@ -164,8 +164,12 @@ def _summary_rows(s: Sections) -> Rows:
     return rows
 
 
-def summary_markdown(s: Sections, out: Path) -> str:
-    """The key table (worst case per machine and constants, beside the proven bound)."""
+def summary_markdown(s: Sections, link: str | None = None) -> str:
+    """The key table (worst case per machine and constants, beside the proven bound).
+
+    ``link``: the full report's address as seen from the page that shows the summary (the
+    README); ``None`` inside the report itself.
+    """
     o, st = K_DEFINITIONS[ORACLE], K_DEFINITIONS[STEP]
     oracle = [r for r in s.k_definitions if r["K"] == o]
     broken = sum(1 for r in oracle if not r["within formula"])
@@ -190,6 +194,7 @@ def summary_markdown(s: Sections, out: Path) -> str:
         f"parameters from K over every step (paper: {_pick(det, chain, 'paper', st):.2f}) "
         f"restores the bound. Shrinking the constants, an exact optimal adversary first "
         f"breaks a guarantee at the paper's 150 -> {s.first_break('paper')} and at "
-        f"{s.first_break('lean')} x the Lean sample counts (section 3; "
-        f"[full report]({out}/report.md)).\n"
+        f"{s.first_break('lean')} x the Lean sample counts (section 3"
+        + (f"; [full report]({link})" if link else "")
+        + ").\n"
     )

@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -378,10 +379,10 @@ def write_report(
         costs=costs(out, max(200, debates // 20), seed, measure),
         looseness=looseness(out),
     )
-    summary = summary_markdown(sections, out)
-    body = report_markdown(sections, summary, out, debates, seed)
+    body = report_markdown(sections, summary_markdown(sections), out, debates, seed)
     path = out / "report.md"
     write_atomic(path, body.replace("{secs}", f"{time.perf_counter() - start:.0f}"))
     if readme is not None:
-        replace_block(readme, README_BLOCK, summary, required=True)
+        link = Path(os.path.relpath(path.resolve(), readme.resolve().parent)).as_posix()
+        replace_block(readme, README_BLOCK, summary_markdown(sections, link), required=True)
     return path
