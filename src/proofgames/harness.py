@@ -140,9 +140,10 @@ def play(
         protocol: a registered protocol name.
         instance: an :class:`Instance`, or a spec string for :func:`resolve_instance`.
         claim: what A asserts (default: the truth when known).
-        a, b: registered strategy specs or player objects (default: the protocol's
-            defaults for this claim); with ``isolation="process"``, a spec string or a
+        a: A's registered strategy spec or player object (default: the protocol's
+            default for this claim); with ``isolation="process"``, a spec string or a
             command (a list of arguments) that runs the party as a program.
+        b: B's, as ``a``.
         seed: root seed of every random choice.
         isolation: ``"in-process"`` or ``"process"`` (each prover in its own OS process).
         timeout: seconds per party call; under process isolation an overrun kills the

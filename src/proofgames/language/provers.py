@@ -106,10 +106,12 @@ class InconsistentA(ScriptedA):
 class ReferenceB:
     """Honest B who knows the right result of every step and disputes the first wrong one.
 
+    When A's transcript is shorter or longer than the reference and every shared step
+    agrees, B disputes the last step the two share.
+
     Args:
         reference: The correct transcript (step-level ground truth).
-        checker: Used when A's transcript differs in length from the reference: B
-            disputes the first step the checker rejects.
+        name: Name recorded in outcomes.
     """
 
     def __init__(self, reference: StepTranscript, name: str = "reference-b") -> None:

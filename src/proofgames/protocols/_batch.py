@@ -28,7 +28,8 @@ class Batch:
         oracle_calls: per party, real oracle calls made (0 when sampling from known p).
         abort_rounds: per debate, the round B aborted in, or -1 (stochastic protocols).
         rounds_played: the most rounds any debate lasted.
-        prover_a, prover_b: who played.
+        prover_a: who played A.
+        prover_b: who played B.
         seed: the root seed.
         params: the stochastic parameters (``None`` for deterministic protocols).
         details: protocol-specific facts (e.g. the witnesses sent and how often).

@@ -86,7 +86,8 @@ class Outcome:
         verdict: 1 iff V accepts A's claim.
         winner: ``"A"`` or ``"B"``.
         reason: why V decided as it did (including forfeits).
-        prover_a, prover_b: who played.
+        prover_a: who played A.
+        prover_b: who played B.
         seed: the seed every random choice flowed from.
         messages: the full message transcript.
         costs: rounds, reads and work.
@@ -294,7 +295,8 @@ class Debate:
 
     Args:
         protocol: the protocol's name.
-        prover_a, prover_b: the players.
+        prover_a: A's player.
+        prover_b: B's player.
         oracle: the oracle the machine queries.
         seed: root seed; A, B and V get independent streams split from it.
         timeout: seconds allowed per party call.

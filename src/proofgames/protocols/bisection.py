@@ -145,7 +145,8 @@ def play_bisection(
         machine: the configuration machine under debate.
         steps: T (must be positive).
         claim: the output A asserts (0 or 1).
-        prover_a, prover_b: players (see :func:`proofgames.strategies.make_strategy`).
+        prover_a: A's player (see :func:`proofgames.strategies.make_strategy`).
+        prover_b: B's player.
         oracle: the oracle the machine queries.
         seed: root seed; A, B and V get independent streams.
         timeout: seconds allowed per strategy call (checked after it returns).

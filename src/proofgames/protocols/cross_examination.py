@@ -259,7 +259,8 @@ def play_cross_examination(
     Args:
         machine: the transcript machine under debate.
         claim: the output A asserts (0 or 1).
-        prover_a, prover_b: players (see :func:`proofgames.strategies.make_strategy`).
+        prover_a: A's player (see :func:`proofgames.strategies.make_strategy`).
+        prover_b: B's player.
         oracle: the oracle the machine queries.
         seed: root seed; A, B and V get independent streams.
         timeout: seconds allowed per strategy call (checked after it returns).

@@ -186,7 +186,8 @@ def play_stochastic_batch(
         machine: the stochastic machine.
         params: protocol constants (:func:`~proofgames.stochastic.paper_params`, ...).
         claim: the output A asserts has probability >= 2/3.
-        prover_a, prover_b: stochastic players (registered or any object with the role).
+        prover_a: A's stochastic player (registered, or any object with the role).
+        prover_b: B's, as ``prover_a``.
         debates: how many debates.
         seed: root seed; A, B and V get independent move and sampling streams.
         sampling: ``"binomial"``, ``"per-sample"`` or ``"oracle"`` (real calls to ``oracle``).
