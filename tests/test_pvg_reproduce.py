@@ -17,7 +17,12 @@ from proofgames.pvg.diagnostics import (  # noqa: E402
 )
 from proofgames.pvg.find_the_plus import pixel_to_shift, plus_centres, plus_mask  # noqa: E402
 from proofgames.pvg.profiles import PAPER_TABLES, PROFILES  # noqa: E402
-from proofgames.pvg.report import comparison_table, update_readme, write_report  # noqa: E402
+from proofgames.pvg.report import (  # noqa: E402
+    best_seed,
+    comparison_table,
+    update_readme,
+    write_report,
+)
 from proofgames.pvg.reproduce import BECTrace, reproduce, summarize  # noqa: E402
 from proofgames.pvg.task import ProverOutput  # noqa: E402
 
@@ -139,7 +144,7 @@ def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tm
     report = write_report(smoke_results, tmp_path / "pvg", readme)
     text = report.read_text()
     assert "Table 2" in text and "Table 3" in text and "Theorems 4 vs 5" in text
-    assert "plus shape" in text
+    assert "plus shape" in text and "Best of the seeds, as the paper selects" in text
     for name in ("bec_dynamics", "bec_formulations", "ftp_learning", "ftp_gaze"):
         assert (tmp_path / "pvg" / f"{name}.png").stat().st_size > 1000
     assert json.loads((tmp_path / "pvg" / "results.json").read_text())["seeds"] == [0, 1]
@@ -172,6 +177,22 @@ def test_comparison_table_shows_the_paper_values_beside_the_measured():
     specificity = next(line for line in text.splitlines() if "prover | specificity" in line)
     assert specificity.rstrip().endswith("| 0 |")  # the collaborative 0.0 shown as specificity
     assert PAPER_TABLES["bec"][("messages", "precision", "pvg")] == 1.0
+
+
+def test_the_best_seed_is_chosen_by_its_training_score_not_by_the_held_out_attacks():
+    def run(seed: int, score: float | None, precision: float) -> dict:
+        attack = {"precision": precision, "recall": 1.0, "specificity": 2 * precision - 1}
+        return {"training": "pvg", "seed": seed, "best_step": 100 * seed,
+                "best_accuracy": score, "attacks": {"messages": attack}}  # fmt: skip
+
+    runs = [run(0, 0.70, 0.99), run(1, 0.80, 0.60), run(2, 0.80, 0.95), run(3, None, 1.0)]
+    text = best_seed({"runs": runs})
+    row = next(line for line in text.splitlines() if line.startswith("| pvg"))
+    # the highest selection score (ties: the lowest seed), whatever its held-out figures
+    assert row.startswith("| pvg | 1 of 4 | 100 | 0.800 |")
+    assert "0.600 / 1.000 / 0.200" in row
+    assert "collaborative" not in text  # no collaborative runs: no row
+    assert best_seed({"runs": [run(0, None, 1.0)]}) == ""  # nothing was selected
 
 
 def test_update_readme_without_markers_leaves_the_file_alone(tmp_path):
