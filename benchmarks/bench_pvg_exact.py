@@ -3,7 +3,7 @@
 Verifier-first play (the paper's Stackelberg formulation, verifier leading) where the
 follower is not a network but the prover's *exact* best response: for every training
 image the message that maximizes the verifier's logit, found by exhaustive search
-(:mod:`proofgames.pvg.exhaustive`). The prover network is not trained
+(:mod:`proofgames.pvg.message_search`). The prover network is not trained
 (``prover_steps=0``). Each seed trains with batch 256, Adam (verifier lr 3e-3 by default;
 the paper's 3e-4 did not leave the constant verifier in 4,200 steps in a trial), label
 smoothing 0.05; every 250 game steps the exhaustive attack checks the verifier on 1,000

@@ -8,8 +8,8 @@ import pytest
 from proofgames import MachineFormatError, TranscriptBuilder, gates
 from proofgames.machines.screening import screening_transcript
 from proofgames.stochastic.lipschitz import acceptance_probability
-from proofgames.stochastic.machine import from_transcript_machine
 from proofgames.stochastic.machines import make_stochastic_machine
+from proofgames.stochastic.model import from_transcript_machine
 from proofgames.stochastic.montecarlo import estimate_acceptance, sweep, write_results
 from proofgames.stochastic.optimal import step_influence
 from proofgames.strategies import make_strategy

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from .._errors import ProtocolError
 from .._oracle import OracleView
 from .._transcript import IntArray
-from ..stochastic.machine import FloatArray, StochasticMachine
+from ..stochastic.model import FloatArray, StochasticMachine
 from ..stochastic.params import StochasticParams
 from ..wire import Malformed, as_int
 from ._common import describe_exception, reported_queries

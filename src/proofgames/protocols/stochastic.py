@@ -49,7 +49,7 @@ from numpy.typing import NDArray
 from .._errors import ProtocolError
 from .._oracle import PARTIES, Oracle, OracleLedger
 from .._transcript import IntArray
-from ..stochastic.machine import FloatArray, StochasticMachine
+from ..stochastic.model import FloatArray, StochasticMachine
 from ..stochastic.params import EXTERNAL, StochasticParams
 from ..wire import as_bool_array, as_float_array
 from ._batch import Batch, BatchResult

@@ -34,7 +34,7 @@ import numpy as np
 from .._errors import ProtocolError
 from .._oracle import PARTIES
 from .._registry import make_strategy
-from ..stochastic.machine import StochasticMachine
+from ..stochastic.model import StochasticMachine
 from ..stochastic.params import StochasticParams, check_params_spec, resolve_params
 from ..stochastic.problems import PanelChoice
 from ..wire import Malformed, as_bytes

@@ -17,8 +17,8 @@ from .checkpoint import (
     load_training_state,
     save_checkpoint,
 )
-from .exhaustive import ExhaustiveSearch, search_messages
 from .find_the_plus import FindThePlus, PlusProver, PlusVerifier
+from .message_search import ExhaustiveSearch, search_messages
 from .needle import FindTheNeedle
 from .profiles import PROFILES, Profile
 from .registry import make_task, parse_task_args, register_task, task_defaults, task_names

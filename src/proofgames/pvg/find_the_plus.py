@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .._errors import PVGError
-from .exhaustive import lattice_shifts, search_messages
+from .message_search import lattice_shifts, search_messages
 from .plus_verifier import PlusVerifier, pixel_to_shift, shift_to_pixel
 from .task import ProverOutput, PVGTask, check_arguments
 
@@ -398,7 +398,7 @@ class FindThePlus(PVGTask):
     def best_messages(self, verifier: nn.Module, x: Tensor) -> Tensor:
         """Messages maximizing ``verifier``'s logit on ``x``, found exactly.
 
-        See :func:`proofgames.pvg.exhaustive.search_messages`.
+        See :func:`proofgames.pvg.message_search.search_messages`.
         """
         if not isinstance(verifier, PlusVerifier):
             name = type(verifier).__name__

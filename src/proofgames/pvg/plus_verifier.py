@@ -1,7 +1,7 @@
 """The FindThePlus verifier: spatial-transformer heads that look where the message points.
 
 Kept apart from the task (:mod:`proofgames.pvg.find_the_plus`) because the exhaustive
-message search (:mod:`proofgames.pvg.exhaustive`) builds on the verifier and the task
+message search (:mod:`proofgames.pvg.message_search`) builds on the verifier and the task
 builds on that search; both modules import this one.
 
 Example:

@@ -9,7 +9,7 @@ it look alike in the learning curves. This experiment separates them: it starts 
   five -2), every other head's classifier weights are 0, and head ``h`` looks where
   message coordinates ``2h, 2h + 1`` say (the identity map, so every shift is reachable).
   No message makes it accept an image without a plus of 1-pixels: the exhaustive search
-  (:mod:`proofgames.pvg.exhaustive`) certifies that on every batch.
+  (:mod:`proofgames.pvg.message_search`) certifies that on every batch.
 * The prover is a :class:`PointingProver`: it points head 0 at the plus (of either
   colour) with a chosen pointing error (rms, in pixels; 0 is an exact pointer), plus a
   learned correction -- a :class:`~proofgames.pvg.find_the_plus.PlusProver` whose message
@@ -35,8 +35,8 @@ from torch import Tensor, nn
 from .._errors import PVGError
 from ._figures import _figure, save_figure
 from .diagnostics import pointing
-from .exhaustive import search_messages
 from .find_the_plus import PLUS_OFFSETS, FindThePlus, PlusProver, plus_centres
+from .message_search import search_messages
 from .plus_verifier import PlusVerifier, pixel_to_shift
 from .registry import task_defaults
 from .stress import confusion, positive

@@ -18,7 +18,7 @@ hands a far stronger adversary the prover's job -- argue for label 1 on every in
 * ``"exhaustive"`` (beyond the paper; tasks with :class:`ExhaustiveMessages`, such as
   FindThePlus and FindTheNeedle): the most convincing message the prover can send, for
   each instance, found exactly by searching every place the verifier can be made to look
-  (for FindThePlus, :mod:`proofgames.pvg.exhaustive`). No prover can beat it, so a
+  (for FindThePlus, :mod:`proofgames.pvg.message_search`). No prover can beat it, so a
   verifier that rejects every label-0 instance against it is sound on those instances,
   certifiably.
 

@@ -19,7 +19,7 @@ formulation:
   the leader does not anticipate the response (its gradient holds the verifier fixed);
 * ``verifier-first`` -- the verifier leads: between verifier updates the prover is trained
   towards its best response; with ``best_response="closed-form"`` (FindThePlus, whose
-  best response is found exactly by :mod:`~proofgames.pvg.exhaustive`, and
+  best response is found exactly by :mod:`~proofgames.pvg.message_search`, and
   FindTheNeedle, by trying every pointer) the verifier is
   trained against the prover's exact best response instead of the trained prover's
   messages (the value of a maximum over finitely many places, whose gradient holds the

@@ -8,12 +8,12 @@ from .lipschitz import (
     lipschitz_bounds,
     require_lipschitz,
 )
-from .machine import StochasticBuilder, StochasticMachine, StochasticStep
 from .machines import (
     make_stochastic_machine,
     register_stochastic_machine,
     stochastic_machine_names,
 )
+from .model import StochasticBuilder, StochasticMachine, StochasticStep
 from .optimize import OptimizedParams, optimize_params
 from .params import StochasticParams, hoeffding_samples, lean_params, paper_params, resolve_params
 

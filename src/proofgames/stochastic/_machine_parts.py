@@ -14,7 +14,7 @@ import numpy as np
 from .._errors import MachineFormatError
 from .._transcript import IntArray, gates
 from .lipschitz import secant_from_derivative, tail_lipschitz, univariate_lipschitz
-from .machine import FloatArray, StochasticBuilder
+from .model import FloatArray, StochasticBuilder
 
 _INTERPOLATE_UP_TO = 64  # K by exact interpolation up to this many votes, else closed forms
 

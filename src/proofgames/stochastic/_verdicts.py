@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from .._errors import ProtocolError
-from .machine import FloatArray
+from .model import FloatArray
 
 TAIL = 1e-18
 """Binomial tail mass left out, on each side, when listing where verdicts change."""

@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._errors import MachineFormatError, OracleError, ProtocolError
-from .machine import StochasticMachine
+from .model import StochasticMachine
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]

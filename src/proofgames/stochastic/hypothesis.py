@@ -57,7 +57,7 @@ from .._errors import ProtocolError
 from ._sweep_kernel import flatten, sweep_kernel
 from .exact import MAX_STATES, FloatArray, IntArray, _unique_rows
 from .lipschitz import LipschitzBounds, require_lipschitz
-from .machine import StochasticMachine
+from .model import StochasticMachine
 from .params import StochasticParams, check_params_spec, resolve_params
 
 STEP, ORACLE = "step", "oracle"

@@ -64,7 +64,7 @@ from .exact import (
     acceptance_probability,
     transition_graph,
 )
-from .machine import StochasticMachine
+from .model import StochasticMachine
 
 __all__ = [
     "LipschitzBounds",

@@ -59,7 +59,7 @@ from .lipschitz import (
     secant_from_derivative,
     univariate_lipschitz,
 )
-from .machine import FloatArray, StochasticBuilder, StochasticMachine
+from .model import FloatArray, StochasticBuilder, StochasticMachine
 
 __all__ = [
     "MAX_STEPS",
@@ -342,7 +342,7 @@ def screening_panel(
     probability ``clip(p + spread * U[-1, 1])``.  P[M=1] and K are computed exactly.
     """
     from ..machines.screening import screening_transcript
-    from .machine import from_transcript_machine
+    from .model import from_transcript_machine
 
     n, p = _integer("n", n, 1), _probability("p", p)
     seed = _integer("seed", seed, 0)

@@ -39,7 +39,7 @@ from .._store import ResultStore
 from ..executors import InlineExecutor, make_executor, map_items
 from ._chunks import Tally, run_chunk
 from .hypothesis import ORACLE, STEP, guarantee, machine_params
-from .machine import StochasticMachine
+from .model import StochasticMachine
 from .params import StochasticParams
 
 Z95 = 1.959963984540054

@@ -53,7 +53,7 @@ from scipy import stats
 
 from .._errors import ProtocolError
 from ._verdicts import TAIL, Check, breakpoints, pass_probability, support
-from .machine import FloatArray, StochasticMachine
+from .model import FloatArray, StochasticMachine
 from .params import EXTERNAL, StochasticParams
 
 MAX_STEPS = 14

@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass, field
 
 from .._errors import ProtocolError
-from .machine import StochasticMachine
 from .machines import make_stochastic_machine
+from .model import StochasticMachine
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from .._errors import ProtocolError, SpecError
 from .._registry import Player, register_strategy
 from .._transcript import IntArray
 from ..protocols.stochastic import BoolArray, Round, StochasticA, StochasticB
-from ..stochastic.machine import FloatArray
+from ..stochastic.model import FloatArray
 from ..stochastic.optimal import (
     EXACT,
     GRID,
