@@ -130,3 +130,27 @@ def test_exact_tail_saves_samples_over_hoeffding_at_the_optimized_v() -> None:
 def test_exact_tail_refuses_scans_beyond_its_limit() -> None:
     with pytest.raises(ProtocolError, match="more than the limit"):
         exact_tail_samples(Fraction(1, 1000), Fraction(1, 100), limit=1000)
+
+
+def test_an_exact_tail_asked_again_is_not_scanned_again(monkeypatch) -> None:
+    """The optimizer validates many candidates that share one prover error: the scan
+    (about 15 s near the 10^5 limit) runs once per (eps, delta)."""
+    import proofgames.stochastic.tails as tails
+
+    calls: list[int] = []
+    real = tails.passes
+
+    def counted(n: int, eps: Fraction, delta: Fraction) -> bool:
+        calls.append(n)
+        return real(n, eps, delta)
+
+    monkeypatch.setattr(tails, "passes", counted)
+    eps, delta = Fraction(7, 100), Fraction(1, 1000)
+    tails.exact_tail_samples.cache_clear()
+    first = tails.exact_tail_samples(eps, delta)
+    scanned = len(calls)
+    assert scanned > 0
+    assert tails.exact_tail_samples(Fraction(14, 200), Fraction(1, 1000)) == first
+    assert len(calls) == scanned  # the same (eps, delta): no second scan
+    tails.exact_tail_samples(eps, delta, smallest=True)
+    assert len(calls) > scanned  # other arguments: scanned

@@ -251,6 +251,7 @@ class ExactTail:
     label: str = EXACT_LABEL
 
 
+@lru_cache(maxsize=1024)  # pure; the optimizer asks again for every candidate of one q
 def exact_tail_samples(
     eps: Fraction, delta: Fraction, *, limit: int = SCAN_LIMIT, smallest: bool = False
 ) -> ExactTail:
