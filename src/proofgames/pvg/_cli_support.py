@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .._errors import ProofgamesError, PVGError
+from .._spec import parse_pairs, spec_parameters
 from ._bookkeeping import logged_rows
 from ._files import check_file_to_write, check_folder, json_text, remove_run, run_files
 from ._memory import DEFAULT_MAX_MEMORY_GB
@@ -157,6 +158,52 @@ def resumed_run(
         raise PVGError(f"{source}: unusable saved settings ({exc})") from None
     logged_rows(folder, state.step)  # a damaged log is refused now, not after any work
     return task_obj, config
+
+
+SETTABLE = (
+    "adaptive_threshold",
+    "adaptive_window",
+    "max_prover_steps",
+    "pretrain_steps",
+    "aux_weight",
+    "eval_size",
+    "log_every",
+)
+"""The :class:`TrainConfig` fields ``pvg train --set`` sets: those without an option."""
+
+
+def config_settings(pairs: list[str]) -> dict[str, Any]:
+    """:class:`TrainConfig` fields from ``KEY=VALUE`` strings (``pvg train --set``).
+
+    Each value is converted to the field's type exactly (``eval_size=2.5`` is refused, not
+    truncated); the ranges are checked with the rest of the configuration.
+
+    Example:
+        >>> config_settings(["adaptive_threshold=0.8", "pretrain-steps=0"])
+        {'adaptive_threshold': 0.8, 'pretrain_steps': 0}
+
+    Raises:
+        PVGError: a pair without ``=``, a field ``--set`` does not take (one with its own
+            option is named), or a value not of the field's type.
+    """
+    try:
+        raw = parse_pairs(pairs, "(a --set setting)")
+    except ProofgamesError as exc:
+        raise PVGError(str(exc)) from None
+    fields = spec_parameters(TrainConfig)
+    out: dict[str, Any] = {}
+    for key, text in raw.items():
+        if key not in SETTABLE:
+            own = f"; it has its own option --{key.replace('_', '-')}" if key in fields else ""
+            raise PVGError(
+                f"--set {key}: not a setting --set takes{own} (--set takes "
+                f"{', '.join(SETTABLE)})"
+            )
+        try:
+            out[key] = fields[key].convert(text)
+        except ValueError as exc:
+            raise PVGError(f"--set {exc}") from None
+    return out
 
 
 def resume_overrides(given: dict[str, Any], chosen: dict[str, Any], task_args: bool) -> list[str]:

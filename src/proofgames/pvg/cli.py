@@ -25,6 +25,7 @@ from ._cli_support import (
     Threads,
     check_options,
     check_readme,
+    config_settings,
     draw_report,
     echo_json,
     fail,
@@ -139,6 +140,16 @@ def train_command(
             help="Task argument KEY=VALUE (repeatable), e.g. pool=0 or bounded_shifts=true.",
         ),
     ] = None,
+    setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Another training setting KEY=VALUE (repeatable): adaptive_threshold (add a "
+            "prover step while the verifier's accuracy stays above it; none: never), "
+            "adaptive_window, max_prover_steps, pretrain_steps, aux_weight, eval_size, "
+            "log_every.",
+        ),
+    ] = None,
     checkpoint_every: Annotated[
         int,
         typer.Option(min=0, help="Write the resumable training state every N steps (0: never)."),
@@ -195,8 +206,10 @@ def train_command(
         "max_memory_gb": max_memory_gb,
     }
     try:
+        settings = config_settings(setting or [])
         if resume is not None:
             overrides = resume_overrides(given, chosen, bool(task_arg))
+            overrides += ["--set"] if settings else []
             task_obj, config = resumed_run(resume, task, steps, overrides)
             folder = resume if resume.is_dir() else resume.parent
             config = replace(config, out_dir=str(out or folder), **run)
@@ -204,6 +217,7 @@ def train_command(
             task_obj = make_task(task, **parse_task_args(task, task_arg or []))
             values: dict[str, Any] = task_defaults(task)
             values.update({k: v for k, v in given.items() if v is not None})
+            values.update(settings)  # given, so kept even when None (adaptive_threshold=none)
             out_dir = out or Path("runs") / f"pvg-{task}-{formulation}-s{seed}"
             config = TrainConfig(**values, **chosen, out_dir=str(out_dir), **run)
         check_training(task_obj, config)

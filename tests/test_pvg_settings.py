@@ -1,0 +1,57 @@
+"""``pvg train --set KEY=VALUE``: the training settings without an option of their own."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+from typer.testing import CliRunner
+
+from proofgames.pvg.cli import app
+
+BASE = ["train", "find-the-plus", "--steps", "3", "--batch-size", "8", "--json"]
+
+
+def test_set_reaches_the_run_and_its_saved_configuration(tmp_path):
+    """FindThePlus defaults to the adaptive rule (threshold 0.75) and 100 pretraining
+    steps; --set turns both off and sizes the evaluation batch and the log."""
+    sets = ["adaptive_threshold=none", "pretrain_steps=0", "eval_size=16", "log_every=1"]
+    args = [*BASE, "--out", str(tmp_path)] + [x for s in sets for x in ("--set", s)]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert saved["adaptive_threshold"] is None and saved["pretrain_steps"] == 0
+    assert saved["eval_size"] == 16 and saved["log_every"] == 1
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows if r["step"] > 0] == [1, 2, 3]  # a row every step
+    assert {r["tp"] + r["fp"] + r["fn"] + r["tn"] for r in rows if "tp" in r} == {16}
+
+
+@pytest.mark.parametrize(
+    ("setting", "named"),
+    [
+        ("lr=0.1", "its own option --lr"),
+        ("nosuch=1", "--set nosuch: not a setting --set takes"),
+        ("eval_size=2.5", "eval_size must be int"),
+        ("eval_size=0", "eval_size"),
+        ("aux_weight=nan", "aux_weight must be a finite float"),
+        ("adaptive_window", "is not KEY=VALUE"),
+    ],
+)
+def test_a_bad_setting_is_refused_before_any_work(tmp_path, setting, named):
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, [*BASE, "--out", str(out), "--set", setting])
+    assert res.exit_code == 2, res.output
+    assert named in res.output and "Traceback" not in res.output
+    assert not out.exists()
+
+
+def test_a_resumed_run_keeps_its_settings(tmp_path):
+    first = CliRunner().invoke(app, [*BASE, "--out", str(tmp_path), "--checkpoint-every", "1"])
+    assert first.exit_code == 0, first.output
+    args = ["train", "find-the-plus", "--steps", "4", "--resume", str(tmp_path)]
+    res = CliRunner().invoke(app, [*args, "--set", "log_every=2"])
+    assert res.exit_code == 2 and "drop --set" in res.output, res.output
