@@ -239,61 +239,20 @@ def train(
     board = open_tensorboard(config, run.step)
     stress_seconds = 0.0
     step, saved_at = run.step, None
-    console = Console(stderr=True)
-    with Progress(
-        TextColumn(f"[bold]pvg {task.name} {config.formulation}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("acc {task.fields[acc]}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not (config.progress and console.is_terminal),
-    ) as bar:
+    with _progress(task, config) as bar:
         bar_task = bar.add_task("train", total=config.steps, completed=run.step, acc="-")
         stopped = config.stop_when_sound and run.sound_at is not None
         for step in range(run.step + 1, run.step + 1 if stopped else config.steps + 1):
             losses = game.play(verifier_steps, prover_steps)
-
-            if config.adaptive_threshold is not None and prover_steps > 0:
-                above = losses["train_accuracy"] > config.adaptive_threshold
-                run.streak = run.streak + 1 if above else 0
-                if run.streak >= config.adaptive_window and prover_steps < config.max_prover_steps:
-                    prover_steps, run.streak = prover_steps + 1, 0
-
+            prover_steps = _adapted(config, run, prover_steps, losses["train_accuracy"])
             last = step == config.steps
             stress_now = config.stress_every > 0 and (last or step % config.stress_every == 0)
             if last or stress_now or step % config.log_every == 0:
                 row: Metrics = {"step": step, "prover_steps": prover_steps, **losses}
-                row.update(evaluate(task, game.prover, game.verifier, eval_x, eval_y, config.seed))
-                if isinstance(game.verifier, PlusVerifier):  # where the heads look
-                    row.update(pointing(game.verifier, game.prover, eval_x, eval_y))
+                row.update(_evaluation(task, game, eval_x, eval_y, config.seed))
                 if stress_now:
-                    tick = time.perf_counter()
-                    results = stress_test(
-                        task,
-                        game.verifier,
-                        game.prover,
-                        config.stress_attacks,
-                        config.stress,
-                        config.max_memory_gb,
-                    )
-                    for name, result in results.items():
-                        row[f"{name}_precision"] = result.precision
-                        row[f"{name}_recall"] = result.recall
-                        row[f"{name}_accuracy"] = result.accuracy
-                        row[f"{name}_specificity"] = result.specificity
-                    if config.keep_best is not None:
-                        score = results[config.keep_best].accuracy
-                        if run.best is None or score > run.best["score"]:
-                            prover_sd, verifier_sd = game.state_dicts()
-                            run.best = dict(
-                                score=score, step=step, prover=prover_sd, verifier=verifier_sd
-                            )
-                    stress_seconds += time.perf_counter() - tick
-                    if run.sound_at is None and all(r.perfect for r in results.values()):
-                        run.sound_at = step
-                        run.sound_seconds = run.train_seconds(start, stress_seconds)
+                    clock = (start, stress_seconds)
+                    stress_seconds = _stress(task, game, config, run, row, step, clock)
                 row["seconds"] = round(run.train_seconds(start, stress_seconds), 4)
                 run.metrics.append(row)
                 if observe is not None:
@@ -316,24 +275,52 @@ def train(
         board.close()
     if config.checkpoint_every and saved_at != step:  # not saved at this step yet
         save_state(task, config, game, run, step, prover_steps, start, stress_seconds)
+    return _result(task, config, game, run, step, (start, stress_seconds), (eval_x, eval_y))
+
+
+def _progress(task: PVGTask, config: TrainConfig) -> Progress:
+    """The run's bar on stderr, shown only on a terminal and when ``config.progress``."""
+    console = Console(stderr=True)
+    return Progress(
+        TextColumn(f"[bold]pvg {task.name} {config.formulation}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("acc {task.fields[acc]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not (config.progress and console.is_terminal),
+    )
+
+
+def _result(
+    task: PVGTask,
+    config: TrainConfig,
+    game: Game,
+    run: RunRecord,
+    step: int,
+    clock: tuple[float, float],
+    evaluation: tuple[torch.Tensor, torch.Tensor],
+) -> TrainResult:
+    """The finished run: the kept agents (the best ones, if kept) saved and returned."""
+    start, stress_seconds = clock
     if run.best is not None:
         game.prover.load_state_dict(run.best["prover"])
         game.verifier.load_state_dict(run.best["verifier"])
-
     checkpoint = None
     if config.out_dir is not None:
         checkpoint = save_checkpoint(Path(config.out_dir), task, game.prover, game.verifier, config)
+    if run.metrics:
+        accuracy = run.metrics[-1]["verifier_accuracy"]
+    else:
+        accuracy = evaluate(task, game.prover, game.verifier, *evaluation, config.seed)[
+            "verifier_accuracy"
+        ]
     return TrainResult(
         prover=game.prover,
         verifier=game.verifier,
         checkpoint=checkpoint,
-        verifier_accuracy=(
-            run.metrics[-1]["verifier_accuracy"]
-            if run.metrics
-            else evaluate(task, game.prover, game.verifier, eval_x, eval_y, config.seed)[
-                "verifier_accuracy"
-            ]
-        ),
+        verifier_accuracy=accuracy,
         steps=step,
         seconds=run.seconds_before + time.perf_counter() - start,
         train_seconds=run.train_seconds(start, stress_seconds),
@@ -343,6 +330,66 @@ def train(
         best_step=None if run.best is None else run.best["step"],
         best_accuracy=None if run.best is None else run.best["score"],
     )
+
+
+def _adapted(config: TrainConfig, run: RunRecord, prover_steps: int, accuracy: float) -> int:
+    """The prover steps of the next game step under the adaptive rule.
+
+    One more once the verifier's training accuracy has stayed above the threshold for
+    ``adaptive_window`` game steps, up to ``max_prover_steps``.
+    """
+    if config.adaptive_threshold is None or prover_steps == 0:
+        return prover_steps
+    run.streak = run.streak + 1 if accuracy > config.adaptive_threshold else 0
+    if run.streak >= config.adaptive_window and prover_steps < config.max_prover_steps:
+        run.streak = 0
+        return prover_steps + 1
+    return prover_steps
+
+
+def _evaluation(
+    task: PVGTask, game: Game, eval_x: torch.Tensor, eval_y: torch.Tensor, seed: int
+) -> Metrics:
+    """The logged step's figures on the fixed evaluation batch (and where the heads look)."""
+    row = evaluate(task, game.prover, game.verifier, eval_x, eval_y, seed)
+    if isinstance(game.verifier, PlusVerifier):
+        row.update(pointing(game.verifier, game.prover, eval_x, eval_y))
+    return row
+
+
+def _stress(
+    task: PVGTask,
+    game: Game,
+    config: TrainConfig,
+    run: RunRecord,
+    row: Metrics,
+    step: int,
+    clock: tuple[float, float],
+) -> float:
+    """Stress-test the verifier into ``row``; keep the best agents and the first sound step.
+
+    ``clock`` is ``(start, stress seconds so far)``; returns the run's stress-test seconds,
+    this test included.
+    """
+    start, stress_seconds = clock
+    tick = time.perf_counter()
+    results = stress_test(task, game.verifier, game.prover, config.stress_attacks,
+                          config.stress, config.max_memory_gb)  # fmt: skip
+    for name, result in results.items():
+        row[f"{name}_precision"] = result.precision
+        row[f"{name}_recall"] = result.recall
+        row[f"{name}_accuracy"] = result.accuracy
+        row[f"{name}_specificity"] = result.specificity
+    if config.keep_best is not None:
+        score = results[config.keep_best].accuracy
+        if run.best is None or score > run.best["score"]:
+            prover_sd, verifier_sd = game.state_dicts()
+            run.best = dict(score=score, step=step, prover=prover_sd, verifier=verifier_sd)
+    stress_seconds += time.perf_counter() - tick
+    if run.sound_at is None and all(r.perfect for r in results.values()):
+        run.sound_at = step
+        run.sound_seconds = run.train_seconds(start, stress_seconds)
+    return stress_seconds
 
 
 __all__ = [
