@@ -196,8 +196,7 @@ def config_settings(pairs: list[str]) -> dict[str, Any]:
         if key not in SETTABLE:
             own = f"; it has its own option --{key.replace('_', '-')}" if key in fields else ""
             raise PVGError(
-                f"--set {key}: not a setting --set takes{own} (--set takes "
-                f"{', '.join(SETTABLE)})"
+                f"--set {key}: not a setting --set takes{own} (--set takes {', '.join(SETTABLE)})"
             )
         try:
             out[key] = fields[key].convert(text)

@@ -13,10 +13,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from .._cli_executors import ExecutorOption, SchedulerOption, sweep_bar
 from .._errors import ProofgamesError
+from ._cli_diagnose import diagnose_command
 from ._cli_stability import stability_command
 from ._cli_support import (
     Device,
@@ -36,7 +36,7 @@ from ._cli_support import (
 )
 from ._files import check_folder
 from ._memory import DEFAULT_MAX_MEMORY_GB
-from .checkpoint import STATE_FILE, load_checkpoint, load_training_agents
+from .checkpoint import load_checkpoint
 from .registry import make_task, parse_task_args, task_defaults, task_names
 from .stress import ALL_ATTACKS, ATTACKS, StressConfig, stress_test, supported_attacks
 from .train import FORMULATIONS, TrainConfig, check_training, train
@@ -336,64 +336,6 @@ def stress_command(
         )
 
 
-@app.command("diagnose")
-def diagnose_command(
-    checkpoint: Annotated[
-        Path,
-        typer.Argument(
-            help="agents.pt, or a run folder (a run still training: its state.pt's agents)."
-        ),
-    ],
-    n: Annotated[int, typer.Option(min=1, help="Fresh instances to evaluate on.")] = 2000,
-    seed: Annotated[int, typer.Option(help="Seed of those instances.")] = 0,
-    device: Device = "auto",
-    max_memory_gb: MaxMemory = DEFAULT_MAX_MEMORY_GB,
-    threads: Threads = None,
-    json_output: Json = False,
-) -> None:
-    """What a trained pair does with its own prover; on FindThePlus, where each head looks.
-
-    No attack is run (see ``pvg stress``): this is the verifier with the prover it was
-    trained with, plus, on FindThePlus, the blind share, on-the-plus share and plus shape
-    of each head, and what the count of 1-pixels alone would get.
-    """
-    from .diagnostics import diagnose
-
-    used_threads = use_threads(threads)
-    check_options(device, max_memory_gb)
-    unfinished = checkpoint.is_dir() and not (checkpoint / "agents.pt").is_file()
-    try:
-        if unfinished and (checkpoint / STATE_FILE).is_file():
-            saved, step = load_training_agents(checkpoint, device)
-            source = f"{checkpoint / STATE_FILE} (step {step})"
-        else:
-            saved = load_checkpoint(checkpoint, device)
-            source = str(checkpoint / "agents.pt" if checkpoint.is_dir() else checkpoint)
-        report = diagnose(saved.task, saved.prover, saved.verifier, n, seed, max_memory_gb)
-    except ProofgamesError as exc:
-        fail(str(exc))
-    summary = {"checkpoint": source, "task": saved.task.name, "threads": used_threads, **report}
-    if json_output:
-        echo_json(summary)
-        return
-    table = Table(title=f"{saved.task.name}: {summary['checkpoint']}")
-    table.add_column("quantity")
-    table.add_column("value")
-    for key, value in report.items():
-        if isinstance(value, dict):
-            value = " / ".join(f"{k}: {_numbers(v)}" for k, v in value.items())
-        table.add_row(key, _numbers(value))
-    console.print(table)
-
-
-def _numbers(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    if isinstance(value, list):
-        return ", ".join(_numbers(v) for v in value)
-    return str(value)
-
-
 @app.command("reproduce")
 def reproduce_command(
     seeds: Annotated[
@@ -519,6 +461,7 @@ def report_command(
     console.print(f"report: {path}")
 
 
+app.command("diagnose")(diagnose_command)
 app.command("stability")(stability_command)
 
 __all__ = ["app", "report_command", "reproduce_command", "stress_command", "train_command"]
