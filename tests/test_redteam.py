@@ -10,9 +10,7 @@ use the paper's constants, where the theorem bounds a false claim's acceptance b
 from __future__ import annotations
 
 import contextlib
-import copy
 import math
-import types
 from typing import Any
 
 import numpy as np
@@ -25,11 +23,11 @@ from proofgames.protocols import (
     Forfeit,
     play_bisection,
     play_cross_examination,
-    play_stochastic_batch,
     play_witness,
 )
-from proofgames.stochastic import StochasticBuilder, paper_params
 from proofgames.strategies import make_strategy
+
+from .redteam_support import reachable
 
 BB5 = "1RB1LC_1RC1RB_1RD0LE_1LA1LD_1RZ0LA"
 
@@ -310,40 +308,6 @@ def test_an_array_changed_after_sending_does_not_change_what_v_holds(bb2):
 # ------------------------------------------------------------- reaching beyond your context
 
 
-def reachable(root: Any, limit: int = 200_000) -> list[Any]:
-    """Objects reachable from ``root`` through attributes, containers and closures (not gc)."""
-    seen: dict[int, Any] = {}
-    todo = [root]
-    while todo and len(seen) < limit:
-        obj = todo.pop()
-        if id(obj) in seen or isinstance(obj, (type, types.ModuleType, str, bytes, int, float)):
-            continue
-        seen[id(obj)] = obj
-        if isinstance(obj, dict):
-            todo.extend(obj.values())
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            todo.extend(obj)
-        elif isinstance(obj, types.FunctionType):
-            todo.extend(c.cell_contents for c in obj.__closure__ or () if _filled(c))
-        elif isinstance(obj, types.MethodType):
-            todo.extend((obj.__self__, obj.__func__))
-        if isinstance(obj, np.ndarray):
-            continue
-        todo.extend(getattr(obj, "__dict__", {}).values())
-        for slot in getattr(type(obj), "__slots__", ()):
-            if hasattr(obj, slot):
-                todo.append(getattr(obj, slot))
-    return list(seen.values())
-
-
-def _filled(cell: Any) -> bool:
-    try:
-        cell.cell_contents  # noqa: B018
-    except ValueError:
-        return False
-    return True
-
-
 class Spy:
     """Records everything V hands it, then plays honestly."""
 
@@ -481,188 +445,14 @@ def test_a_reader_asking_for_the_whole_tableau_pays_itself_and_v_reads_stay_cons
     assert out.costs.prover_reads["B"] >= TableauTranscript(bb2, 6).length
 
 
-# ----------------------------------------------------------------------- stochastic attacks
-
-
-def single(p: float) -> Any:
-    b = StochasticBuilder([p])
-    b.query(0)
-    return b.build(f"single-query:p={p}", lipschitz=1.0, p_accept=p)
-
-
-class CoinPredictor:
-    """A announces honestly, then forces the shared coin to 0 by predicting B's share.
-
-    It predicts with every generator it can reach that is not its own, preferring one
-    filed under ``"B"``; the bit is then 1 whatever p is, and honest B sees no lie.
-    """
-
-    def __init__(self) -> None:
-        self.inner = make_strategy("stochastic", "A", "honest")
-
-    def announce(self, r: Any, rng: Any) -> Any:
-        return self.inner.announce(r, rng)
-
-    def coin(self, r: Any, rng: Any) -> Any:
-        filed = [o["B"] for o in reachable((r, rng)) if isinstance(o, dict) and "B" in o]
-        others = [o for o in reachable((r, rng)) if isinstance(o, np.random.Generator)]
-        candidates = [g for g in filed + others if isinstance(g, np.random.Generator)]
-        candidates = [g for g in candidates if g is not rng]
-        if not candidates:
-            return rng.random(r.n)
-        predicted = copy.deepcopy(candidates[0]).random(r.n)
-        return (1.0 - predicted) % 1.0
-
-
-def test_a_cannot_predict_bs_coin_share_or_force_the_shared_coin():
-    m, params = single(0.33), paper_params(1.0, 1)
-    res = play_stochastic_batch(
-        m, params, 1, CoinPredictor(), make_strategy("stochastic", "B", "honest"),
-        debates=2000, seed=0,
-    )  # fmt: skip
-    assert res.acceptance <= 0.4, res.acceptance
-
-
-class Biller:
-    """A draws millions of samples through every sampler it can reach (its own only)."""
-
-    def __init__(self) -> None:
-        self.inner = make_strategy("stochastic", "A", "honest")
-
-    def announce(self, r: Any, rng: Any) -> Any:
-        for o in reachable(r):
-            if callable(o) and type(o).__name__ == "Sampler":
-                o(10**6)
-        for party in ("B", "V"):
-            with contextlib.suppress(Exception):
-                r.estimate(party, 10**6)  # the old signature let A bill B and V
-        return self.inner.announce(r, rng)
-
-    def coin(self, r: Any, rng: Any) -> Any:
-        return self.inner.coin(r, rng)
-
-
-def test_a_party_cannot_bill_another_partys_samples():
-    m, params = single(0.9), paper_params(1.0, 1)
-    b = "always-abort"
-    ref = play_stochastic_batch(
-        m, params, 1, make_strategy("stochastic", "A", "honest"),
-        make_strategy("stochastic", "B", b), debates=50, seed=1,
-    )  # fmt: skip
-    out = play_stochastic_batch(
-        m, params, 1, Biller(), make_strategy("stochastic", "B", b), debates=50, seed=1
-    )
-    assert np.array_equal(out.samples["B"], ref.samples["B"])
-    assert np.array_equal(out.samples["V"], ref.samples["V"])
-    assert (out.samples["A"] >= ref.samples["A"] + 10**6).all()  # A pays for its own
-
-
-class BitWriter:
-    """A rewrites every transcript array it can reach to show its claim."""
-
-    def __init__(self) -> None:
-        self.inner = make_strategy("stochastic", "A", "honest")
-
-    def announce(self, r: Any, rng: Any) -> Any:
-        for o in reachable(r):
-            if isinstance(o, np.ndarray) and o.dtype == np.int8:
-                o.setflags(write=True)
-                o[...] = 1
-        return self.inner.announce(r, rng)
-
-    def coin(self, r: Any, rng: Any) -> Any:
-        return self.inner.coin(r, rng)
-
-
-def test_writing_to_the_transcript_a_party_sees_does_not_change_vs():
-    b = StochasticBuilder([0.33])
-    q = b.query(0)
-    b.gate(lambda x: x[:, 0].astype(np.int64), relevant=[q])
-    b.gate(lambda x: x[:, 0].astype(np.int64), relevant=[q])  # reads bit 0 again, later
-    m = b.build("copy-twice", lipschitz=1.0, p_accept=0.33)
-    res = play_stochastic_batch(
-        m, paper_params(1.0, 3), 1, BitWriter(), make_strategy("stochastic", "B", "honest"),
-        debates=2000, seed=0,
-    )  # fmt: skip
-    assert res.acceptance <= 0.4, res.acceptance
-
-
-@pytest.mark.parametrize(
-    ("vector", "why"),
-    [
-        (lambda n: np.full(n, np.nan), "outside [0, 1]"),
-        (lambda n: np.full(n, np.inf), "outside [0, 1]"),
-        (lambda n: -np.ones(n), "outside [0, 1]"),
-        (lambda n: np.ones(n + 1), "malformed announcement"),
-        (lambda n: np.ones((n, 1)), "malformed announcement"),
-        (lambda n: ["0.5"] * n, "malformed announcement"),
-        (lambda n: np.ones(n).astype(np.complex128), "malformed announcement"),
-    ],
-)
-def test_malformed_announcements_lose_those_debates_for_a(vector, why):
-    class A:
-        def announce(self, r: Any, rng: Any) -> Any:
-            return vector(r.n)
-
-        def coin(self, r: Any, rng: Any) -> Any:
-            return rng.random(r.n)
-
-    res = play_stochastic_batch(
-        single(0.9), paper_params(1.0, 1), 1, A(), make_strategy("stochastic", "B", "honest"),
-        debates=40,
-    )  # fmt: skip
-    assert res.acceptance == 0 and res.forfeit_counts() == {"A": 40, "B": 0}
-    assert why in res.forfeits[0].reason
-
-
-@pytest.mark.parametrize(
-    "decision",
-    [lambda n: np.ones(n, dtype=np.int64), lambda n: [1] * n, lambda n: np.ones(n + 1, bool)],
-)
-def test_an_abort_decision_that_is_not_booleans_loses_for_b(decision):
-    class B:
-        def abort(self, r: Any, rng: Any, announced: Any, bits: Any) -> Any:
-            return decision(r.n)
-
-        def coin(self, r: Any, rng: Any) -> Any:
-            return rng.random(r.n)
-
-    res = play_stochastic_batch(
-        single(0.9), paper_params(1.0, 1), 1, make_strategy("stochastic", "A", "honest"), B(),
-        debates=40,
-    )  # fmt: skip
-    assert res.acceptance == 1 and res.forfeit_counts() == {"A": 0, "B": 40}
-
-
-def test_a_coin_share_of_one_or_more_loses():
-    class B:
-        def coin(self, r: Any, rng: Any) -> Any:
-            return np.ones(r.n)
-
-        def abort(self, r: Any, rng: Any, announced: Any, bits: Any) -> Any:
-            return np.zeros(r.n, dtype=bool)
-
-    res = play_stochastic_batch(
-        single(0.9), paper_params(1.0, 1), 1, make_strategy("stochastic", "A", "honest"), B(),
-        debates=10,
-    )  # fmt: skip
-    assert res.forfeit_counts()["B"] == 10 and "coin share" in res.forfeits[0].reason
-
-
-def test_simulator_limits_are_errors_before_play_never_a_forfeit():
-    with pytest.raises(ProtocolError, match="per-sample drawing needs"):
-        play_stochastic_batch(
-            single(0.9), paper_params(1.0, 1), 1, make_strategy("stochastic", "A", "honest"),
-            make_strategy("stochastic", "B", "honest"), debates=10, sampling="per-sample",
-        )  # fmt: skip
-
-
 def test_each_witness_gets_fresh_players():
     from proofgames.protocols.stochastic_witness import play_stochastic_witness
     from proofgames.stochastic import lean_params
     from proofgames.stochastic.problems import PanelChoice
 
     played: list[tuple[int, str]] = []
+
+    made = iter(range(10**6))
 
     class Caching:
         def __init__(self) -> None:
@@ -672,7 +462,10 @@ def test_each_witness_gets_fresh_players():
             return [c for c, _ in zip(problem.candidates() * n, range(n), strict=False)]
 
         def announce(self, r: Any, rng: Any) -> Any:
-            played.append((id(self), r.machine.name))
+            # numbered when it first plays (copies of an unplayed player get their own
+            # number); not id(self), which a freed player's successor can reuse
+            number = self.__dict__.setdefault("number", next(made))
+            played.append((number, r.machine.name))
             return self.inner.announce(r, rng)
 
         def coin(self, r: Any, rng: Any) -> Any:
@@ -712,24 +505,3 @@ def test_an_oversized_answer_is_refused_before_v_copies_it(bb2):
     tracemalloc.stop()
     assert out.forfeit == "A" and "shape" in out.reason
     assert peak < huge.nbytes / 4  # V never made its own copy of the 40 MB
-
-
-def test_estimates_report_forfeits_by_party_and_reason_instead_of_hiding_them():
-    from proofgames.stochastic.montecarlo import estimate_acceptance
-
-    class Raises:
-        def announce(self, r: Any, rng: Any) -> Any:
-            raise RuntimeError("no announcement today")
-
-        def coin(self, r: Any, rng: Any) -> Any:
-            return rng.random(r.n)
-
-    est = estimate_acceptance(
-        single(0.33), paper_params(1.0, 1), 1, Raises, "honest", debates=1000, chunk=300
-    )
-    assert est.acceptance == 0 and est.forfeited == {"A": 1000, "B": 0}
-    assert est.forfeits == [
-        {"party": "A", "reason": "announcement raised RuntimeError: no announcement today",
-         "debates": 1000}
-    ]  # fmt: skip
-    assert est.prover_a == "custom:Raises"
