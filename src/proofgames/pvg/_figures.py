@@ -12,6 +12,7 @@ from typing import Any, BinaryIO
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from ._files import save_with
 
@@ -125,24 +126,36 @@ def plot_learning(curves: list[dict[str, Any]], path: Path | BinaryIO) -> None:
             if not points:
                 continue
             sparse = key != "verifier_accuracy" and key != "pointing_error_px"
+            pvg = curve["training"] == "pvg"
             ax.plot(
                 *zip(*points, strict=True),
-                "o-" if sparse else "-",
-                color="C0" if curve["training"] == "pvg" else "C3",
-                alpha=0.7,
+                ("o-" if sparse else "-") if pvg else ("s--" if sparse else "--"),
+                color=f"C{curve['seed'] % 10}",  # a colour per seed; collaborative dashed
+                alpha=0.75,
                 markersize=3,
                 linewidth=1,
                 label=f"{curve['training']} seed {curve['seed']}",
             )
         ax.set_ylabel(label)
         ax.set_xlabel("game step")
+        ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
+        ax.xaxis.set_major_formatter(FuncFormatter(_steps))
+        if key == "pointing_error_px":  # from tens of pixels down to a tenth of one
+            ax.set_yscale("symlog", linthresh=0.1)
         if limits is not None:
             ax.set_ylim(*limits)
     for ax in flat[len(panels) :]:
         ax.set_visible(False)
-    flat[1].legend(fontsize=6, ncol=2)
+    labelled = [ax for ax in (flat[1], flat[0]) if ax.get_legend_handles_labels()[0]]
+    if labelled:  # on the messages panel, or the first one when no stress test ran
+        labelled[0].legend(fontsize=6, ncol=2)
     fig.tight_layout()
     save_figure(fig, path)
+
+
+def _steps(x: float, _: Any) -> str:
+    """A game-step tick: 500, 2.5k, 12k."""
+    return f"{x / 1000:g}k" if abs(x) >= 1000 else f"{x:g}"
 
 
 def _logged(curves: list[dict[str, Any]], key: str) -> bool:

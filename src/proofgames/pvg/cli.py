@@ -16,6 +16,7 @@ from rich.console import Console
 
 from .._cli_executors import ExecutorOption, SchedulerOption, sweep_bar
 from .._errors import ProofgamesError
+from ._cli_curves import curves_command
 from ._cli_diagnose import diagnose_command
 from ._cli_stability import stability_command
 from ._cli_support import (
@@ -461,6 +462,7 @@ def report_command(
     console.print(f"report: {path}")
 
 
+app.command("curves")(curves_command)
 app.command("diagnose")(diagnose_command)
 app.command("stability")(stability_command)
 

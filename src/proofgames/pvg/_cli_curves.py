@@ -1,0 +1,116 @@
+"""``proofgames pvg curves``: learning curves of run folders, finished or still training.
+
+Private to :mod:`proofgames.pvg.cli`, which registers the command. A long run (the
+``long`` profile's FindThePlus seeds take hours each) logs a metric row every few steps
+and a stress test every few hundred; this draws the report's learning figure from those
+logs while the runs go on, and prints where each run stands.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .._errors import ProofgamesError, PVGError
+from ._bookkeeping import METRICS_FILE, logged_rows
+from ._cli_support import Json, echo_json, fail
+from ._figures import plot_learning
+from ._files import check_file_to_write
+from .checkpoint import STATE_FILE, load_training_state
+
+console = Console()
+
+SHOWN = (
+    ("verifier_accuracy", "accuracy"),
+    ("messages_precision", "messages P"),
+    ("messages_accuracy", "messages acc"),
+    ("exhaustive_specificity", "exhaustive spec"),
+    ("pointing_error_px", "pointing px"),
+    ("on_plus", "on the plus"),
+    ("prover_steps", "prover steps"),
+)
+"""The last-row figures the table shows (when the run logs them)."""
+
+
+def run_curve(folder: Path) -> dict[str, Any]:
+    """One run folder's logged series, labelled as the report labels them.
+
+    The settings come from ``config.json`` (a finished run) or ``state.pt`` (a run still
+    training); each series is read from ``metrics.jsonl``, a line torn by a kill dropped.
+
+    Raises:
+        PVGError: no such folder, no settings or no metric log in it, or a damaged file.
+    """
+    if not folder.is_dir():
+        raise PVGError(f"{folder} is not a run folder")
+    if (folder / "config.json").is_file():
+        try:
+            config = json.loads((folder / "config.json").read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise PVGError(f"{folder / 'config.json'} is not readable JSON: {exc}") from None
+    elif (folder / STATE_FILE).is_file():
+        config = load_training_state(folder).config
+    else:
+        raise PVGError(f"{folder} holds neither config.json nor {STATE_FILE}: not a run")
+    if not (folder / METRICS_FILE).is_file():
+        raise PVGError(f"{folder} has no {METRICS_FILE} yet")
+    rows = logged_rows(folder, 2**62)
+    if not isinstance(config, dict) or not isinstance(config.get("seed"), int):
+        raise PVGError(f"{folder}: its settings name no seed")
+    keys = sorted({key for row in rows for key in row})
+    curve: dict[str, Any] = {key: [row.get(key) for row in rows] for key in keys}
+    training = "collaborative" if config.get("formulation") == "collaborative" else "pvg"
+    return {"run": folder.name, "seed": config["seed"], "training": training, **curve}
+
+
+def curves_command(
+    runs: Annotated[
+        list[Path], typer.Argument(help="Run folders (each with metrics.jsonl), any number.")
+    ],
+    out: Annotated[Path, typer.Option(help="The figure to write (PNG).")] = Path("curves.png"),
+    json_output: Json = False,
+) -> None:
+    """Draw the learning curves of run folders, finished or still training; show the last row.
+
+    The figure is the report's: verifier accuracy, accuracy against optimized messages
+    and, when logged, the pointing error and the exhaustive specificity, over game steps.
+    """
+    try:
+        check_file_to_write(out, "--out")
+        curves = [run_curve(folder) for folder in runs]
+        plot_learning(curves, out)
+    except ProofgamesError as exc:
+        fail(str(exc))
+    last = [_last(curve) for curve in curves]
+    if json_output:
+        echo_json({"figure": str(out), "runs": last})
+        return
+    table = Table(title=f"last logged row of each run (figure: {out})")
+    for column in ("run", "step", *(label for _, label in SHOWN)):
+        table.add_column(column)
+    for row in last:
+        figures = [_shown(row.get(key)) for key, _ in SHOWN]
+        table.add_row(row["run"], str(row["step"]), *figures)
+    console.print(table)
+
+
+def _last(curve: dict[str, Any]) -> dict[str, Any]:
+    """The run's last logged value of each series (a stress figure: its last test)."""
+    out: dict[str, Any] = {"run": curve["run"], "seed": curve["seed"]}
+    out["training"] = curve["training"]
+    for key, values in curve.items():
+        if isinstance(values, list):
+            logged = [v for v in values if v is not None]
+            out[key] = logged[-1] if logged else None
+    return out
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)

@@ -1,0 +1,64 @@
+"""``pvg curves``: the learning figure and last rows of runs, finished or still training."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from typer.testing import CliRunner
+
+from proofgames.pvg.cli import app
+
+TRAIN = ["train", "find-the-plus", "--batch-size", "8", "--json", "--checkpoint-every", "2",
+         "--set", "eval_size=16", "--set", "pretrain_steps=0", "--set", "log_every=1"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> tuple[Path, Path]:
+    """A finished run (seed 0, 4 steps), and one still training (seed 1, 2 steps saved)."""
+    root = tmp_path_factory.mktemp("runs")
+    done, going = root / "done", root / "going"
+    for folder, seed, steps in ((done, 0, 4), (going, 1, 4)):
+        args = [*TRAIN, "--steps", str(steps), "--seed", str(seed), "--out", str(folder)]
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 0, res.output
+    for name in ("agents.pt", "config.json"):  # as a run still training has them: not yet
+        (going / name).unlink()
+    with (going / "metrics.jsonl").open("a") as log:
+        log.write('{"step": 5, "verifier_acc')  # a line torn by a kill
+    return done, going
+
+
+def test_curves_draw_the_report_figure_and_give_each_runs_last_row(runs, tmp_path):
+    done, going = runs
+    out = tmp_path / "figures" / "curves.png"
+    res = CliRunner().invoke(app, ["curves", str(done), str(going), "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") and out.stat().st_size > 10_000
+    shown = json.loads(res.stdout)
+    assert [r["run"] for r in shown["runs"]] == ["done", "going"]
+    assert [r["seed"] for r in shown["runs"]] == [0, 1]  # the second from its state.pt
+    assert [r["step"] for r in shown["runs"]] == [4, 4]  # the torn line dropped
+    logged = [json.loads(x) for x in (done / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in logged] == [1, 2, 3, 4]
+    assert shown["runs"][0]["pointing_error_px"] == logged[-1]["pointing_error_px"]
+    assert shown["runs"][0]["verifier_accuracy"] == logged[-1]["verifier_accuracy"]
+
+
+def test_curves_refuse_what_is_not_a_run(runs, tmp_path):
+    done, _ = runs
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cases = [
+        ([str(tmp_path / "nowhere")], "is not a run folder"),
+        ([str(empty)], "holds neither config.json nor state.pt"),
+        ([str(done), "--out", str(tmp_path)], "is a folder, not a file"),
+    ]
+    for args, named in cases:
+        res = CliRunner().invoke(app, ["curves", *args])
+        assert res.exit_code == 2 and named in res.output, (args, res.output)
+        assert "Traceback" not in res.output
