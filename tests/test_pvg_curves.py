@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from proofgames.pvg.cli import app
 
 TRAIN = ["train", "find-the-plus", "--batch-size", "8", "--json", "--checkpoint-every", "2",
-         "--set", "eval_size=16", "--set", "pretrain_steps=0", "--set", "log_every=1"]  # fmt: skip
+         "--threads", "1", "--set", "eval_size=16", "--set", "pretrain_steps=0",
+         "--set", "log_every=1"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")

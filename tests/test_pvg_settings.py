@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from proofgames.pvg.cli import app
 
-BASE = ["train", "find-the-plus", "--steps", "3", "--batch-size", "8", "--json"]
+BASE = ["train", "find-the-plus", "--steps", "3", "--batch-size", "8", "--json", "--threads", "1"]
 
 
 def test_set_reaches_the_run_and_its_saved_configuration(tmp_path):
@@ -30,9 +30,26 @@ def test_set_reaches_the_run_and_its_saved_configuration(tmp_path):
     assert {r["tp"] + r["fp"] + r["fn"] + r["tn"] for r in rows if "tp" in r} == {16}
 
 
+def test_set_sizes_the_stress_tests_of_a_run(tmp_path):
+    """stress.FIELD reaches the stress tests: a small, quick messages attack every step."""
+    sets = ["stress.eval_size=24", "stress.lbfgs_max_iter=3", "stress.batch_size=16"]
+    args = [*BASE, "--out", str(tmp_path), "--stress-every", "1", "--stress-attack", "messages"]
+    res = CliRunner().invoke(app, args + [x for s in sets for x in ("--set", s)])
+    assert res.exit_code == 0, res.output
+    saved = json.loads((tmp_path / "config.json").read_text())["stress"]
+    assert (saved["eval_size"], saved["lbfgs_max_iter"], saved["batch_size"]) == (24, 3, 16)
+    assert saved["prover_steps"] == 500  # the others keep their defaults
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows if "messages_precision" in r] == [1, 2, 3]
+
+
 @pytest.mark.parametrize(
     ("setting", "named"),
     [
+        ("stress.nosuch=1", "stress.FIELD for"),
+        ("stress.eval_size=many", "eval_size must be int"),
+        ("stress.eval_size=0", "eval_size"),
+        ("other.eval_size=5", "not a setting --set takes"),
         ("lr=0.1", "its own option --lr"),
         ("nosuch=1", "--set nosuch: not a setting --set takes"),
         ("eval_size=2.5", "eval_size must be int"),

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .._errors import ProofgamesError, PVGError
-from .._spec import parse_pairs, spec_parameters
+from .._spec import Parameter, parse_pairs, spec_parameters
 from ._bookkeeping import logged_rows
 from ._files import check_file_to_write, check_folder, json_text, remove_run, run_files
 from ._memory import DEFAULT_MAX_MEMORY_GB
@@ -25,7 +25,7 @@ from .checkpoint import STATE_FILE, first_line, load_training_state
 from .config import TrainConfig, resolve_device
 from .registry import make_task
 from .report import has_report_block
-from .stress import ATTACKS
+from .stress import ATTACKS, StressConfig
 from .task import PVGTask
 
 err_console = Console(stderr=True)
@@ -176,11 +176,15 @@ def config_settings(pairs: list[str]) -> dict[str, Any]:
     """:class:`TrainConfig` fields from ``KEY=VALUE`` strings (``pvg train --set``).
 
     Each value is converted to the field's type exactly (``eval_size=2.5`` is refused, not
-    truncated); the ranges are checked with the rest of the configuration.
+    truncated); the ranges are checked with the rest of the configuration. The stress
+    tests' settings (:class:`StressConfig`) are ``stress.FIELD``; they come back as one
+    ``"stress"`` dict.
 
     Example:
         >>> config_settings(["adaptive_threshold=0.8", "pretrain-steps=0"])
         {'adaptive_threshold': 0.8, 'pretrain_steps': 0}
+        >>> config_settings(["stress.eval_size=500", "stress.prover_attack=fresh"])
+        {'stress': {'eval_size': 500, 'prover_attack': 'fresh'}}
 
     Raises:
         PVGError: a pair without ``=``, a field ``--set`` does not take (one with its own
@@ -190,19 +194,28 @@ def config_settings(pairs: list[str]) -> dict[str, Any]:
         raw = parse_pairs(pairs, "(a --set setting)")
     except ProofgamesError as exc:
         raise PVGError(str(exc)) from None
-    fields = spec_parameters(TrainConfig)
+    fields, stress = spec_parameters(TrainConfig), spec_parameters(StressConfig)
     out: dict[str, Any] = {}
     for key, text in raw.items():
-        if key not in SETTABLE:
+        group, _, name = key.rpartition(".")
+        if group == "stress" and name in stress:
+            out.setdefault("stress", {})[name] = _converted(stress[name], text)
+        elif not group and key in SETTABLE:
+            out[key] = _converted(fields[key], text)
+        else:
             own = f"; it has its own option --{key.replace('_', '-')}" if key in fields else ""
             raise PVGError(
-                f"--set {key}: not a setting --set takes{own} (--set takes {', '.join(SETTABLE)})"
+                f"--set {key}: not a setting --set takes{own} (--set takes "
+                f"{', '.join(SETTABLE)} and stress.FIELD for {', '.join(stress)})"
             )
-        try:
-            out[key] = fields[key].convert(text)
-        except ValueError as exc:
-            raise PVGError(f"--set {exc}") from None
     return out
+
+
+def _converted(parameter: Parameter, text: str) -> Any:
+    try:
+        return parameter.convert(text)
+    except ValueError as exc:
+        raise PVGError(f"--set {exc}") from None
 
 
 def resume_overrides(given: dict[str, Any], chosen: dict[str, Any], task_args: bool) -> list[str]:

@@ -148,7 +148,7 @@ def train_command(
             help="Another training setting KEY=VALUE (repeatable): adaptive_threshold (add a "
             "prover step while the verifier's accuracy stays above it; none: never), "
             "adaptive_window, max_prover_steps, pretrain_steps, aux_weight, eval_size, "
-            "log_every.",
+            "log_every; and the stress tests' stress.FIELD, e.g. stress.eval_size=500.",
         ),
     ] = None,
     checkpoint_every: Annotated[
@@ -218,7 +218,10 @@ def train_command(
             task_obj = make_task(task, **parse_task_args(task, task_arg or []))
             values: dict[str, Any] = task_defaults(task)
             values.update({k: v for k, v in given.items() if v is not None})
+            stress = settings.pop("stress", {})
             values.update(settings)  # given, so kept even when None (adaptive_threshold=none)
+            if stress:
+                values["stress"] = replace(values.get("stress") or StressConfig(), **stress)
             out_dir = out or Path("runs") / f"pvg-{task}-{formulation}-s{seed}"
             config = TrainConfig(**values, **chosen, out_dir=str(out_dir), **run)
         check_training(task_obj, config)
