@@ -175,7 +175,9 @@ def test_estimate_never_crashes(workdir: Path, **opts: list[str]) -> None:
     machine=option("--machine", st.one_of(st.sampled_from(["bb2", "bb3"]), JUNK)),
     steps=option("--steps", st.one_of(st.integers(-3, 12).map(str), NUMBERS)),
     space=option("--space", st.one_of(st.integers(-3, 8).map(str), NUMBERS)),
-)
+    store=option("--store", st.sampled_from(["s.jsonl", "s.jsonl", ".", "", "\x00",
+                                             "a/../b.jsonl"])),
+)  # fmt: skip
 def test_exhaustive_and_listings_never_crash(workdir: Path, **opts: list[str]) -> None:
     protocol = opts.pop("protocol")
     check(["exhaustive", protocol] + [x for v in opts.values() for x in v], workdir)

@@ -132,11 +132,16 @@ def check_on_damaged_run(
     task_arg=hostile(option("--task-arg", st.one_of(
         st.sampled_from(["pool=0", "bounded_shifts=true"]), JUNK))),  # a task may refuse these
     out=option("--out", mostly(st.just("runs/x"), st.sampled_from(
-        [".", "a/../../escape", "", "\x00"]))),
+        [".", "a/../b", "", "\x00"]))),
+    setting=option("--set", mostly(st.sampled_from(
+        ["pretrain_steps=0", "adaptive_threshold=none", "log_every=1", "stress.eval_size=8"]),
+        st.one_of(st.sampled_from(["lr=1", "eval_size=0", "stress.nosuch=2", "x", "=",
+                                   "aux_weight=inf", "stress.seed=-1"]), JUNK))),
     json_=st.sampled_from([[], ["--json"]]),
 )  # fmt: skip
 def test_pvg_train_never_crashes(workdir: Path, task: str, **opts: list[str]) -> None:
     check(tame(["pvg", "train", task, *flat(opts)], ("--steps", "--batch-size")), workdir)
+    shutil.rmtree(workdir / "runs", ignore_errors=True)  # else the next case's run is refused
 
 
 @FAST
@@ -170,6 +175,28 @@ def test_pvg_diagnose_never_crashes(
     trained: Path, workdir: Path, how: str, **opts: list[str]
 ) -> None:
     check_on_damaged_run("diagnose", trained, workdir, how, opts)
+
+
+@FAST
+@given(
+    how=mostly(st.just("intact"), st.sampled_from(
+        ["config-junk", "folder", "state-only", "metrics-junk", "no-metrics", "no-config"])),
+    out=option("--out", mostly(st.just("curves.png"), st.sampled_from(
+        [".", "", "\x00", "sub/dir/c.png", "a/../b.png"]))),
+    json_=st.sampled_from([[], ["--json"]]),
+)  # fmt: skip
+def test_pvg_curves_never_crashes(
+    trained: Path, workdir: Path, how: str, **opts: list[str]
+) -> None:
+    path = corrupt(trained, workdir, how if how in CORRUPTIONS else "intact")
+    if how == "metrics-junk":
+        (path / "metrics.jsonl").write_bytes(b'{"step": 1}\n\xff\xfe junk\n{"step": 2}\n')
+    elif how == "no-metrics":
+        (path / "metrics.jsonl").unlink()
+    elif how == "no-config":
+        (path / "config.json").unlink()
+    check(["pvg", "curves", str(path), *flat(opts)], workdir)
+    shutil.rmtree(workdir / "ckpt")
 
 
 @FAST
