@@ -235,3 +235,19 @@ def test_an_interrupted_exhaustive_search_continues_from_its_store(tmp_path, mon
                                      "--store", str(store)])  # fmt: skip
     assert other.exit_code == 2 and "another sweep" in other.output, other.output
     assert searched == ["bb3"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["exhaustive", "bisection", "-m", "bb2", "-T", "6"],
+        ["estimate", "-m", "majority:n=3,p=0.6", "--debates", "100"],
+        ["report", "--out", "r", "--debates", "10"],
+    ],
+)
+def test_a_store_path_the_system_cannot_name_is_a_one_line_refusal(command, tmp_path, monkeypatch):
+    """A NUL in the path made pathlib raise ValueError (found by the fuzz suite)."""
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, [*command, "--store", "bad\x00name"])
+    assert res.exit_code == 2, (res.output, res.exception)
+    assert "cannot write the store" in res.output and "Traceback" not in res.output

@@ -45,8 +45,8 @@ class ResultStore:
         self.done: dict[str, Any] = {}
         try:
             text = path.read_text() if path.exists() else ""
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StoreError(f"cannot read the store {path}: {exc}") from None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL in it
+            raise StoreError(f"cannot read the store {str(path)!r}: {exc}") from None
         if text:
             self._load(text)
         else:
@@ -82,8 +82,9 @@ class ResultStore:
             with self.path.open(mode) as f:
                 f.write(text)
                 f.flush()
-        except OSError as exc:
-            raise StoreError(f"cannot write the store {self.path}: {exc.strerror or exc}") from None
+        except (OSError, ValueError) as exc:
+            problem = getattr(exc, "strerror", None) or exc
+            raise StoreError(f"cannot write the store {str(self.path)!r}: {problem}") from None
 
     def add(self, key: str, result: Any) -> None:
         """Write one finished item (a JSON-able result) down."""
