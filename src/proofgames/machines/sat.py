@@ -289,8 +289,8 @@ def resolve_sat(spec: str, max_work: int = MAX_SAT_WORK) -> SatProblem:
         path = Path(spec[4:])
         try:
             raw = path.read_bytes()
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+            reason = getattr(exc, "strerror", None) or str(exc)
             raise MachineFormatError(f"cannot read DIMACS file {str(path)!r}: {reason}") from None
         try:
             text = raw.decode("utf-8")

@@ -426,8 +426,9 @@ def load_params_file(path: Path) -> tuple[dict[str, float], str]:
     what = f"--params must be one of {', '.join(PRESETS)} or a JSON file of c, s, b, q, v, w, d"
     try:
         raw = path.read_bytes()
-    except OSError as exc:
-        raise ProtocolError(f"{what}; cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+        reason = getattr(exc, "strerror", None) or exc
+        raise ProtocolError(f"{what}; cannot read {str(path)!r}: {reason}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

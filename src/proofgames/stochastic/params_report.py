@@ -382,6 +382,8 @@ def write_params_report(
         raise ProofgamesError(f"debates must be a positive integer, got {debates!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ProofgamesError(f"seed must be a non-negative integer, got {seed!r}")
+    if "\x00" in str(out):
+        raise ProofgamesError(f"{str(out)!r} cannot name a folder: it holds a NUL byte")
     if out.exists() and not out.is_dir():
         raise ProofgamesError(f"{out} exists and is not a folder: cannot write the report there")
     if readme is not None:

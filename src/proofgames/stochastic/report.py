@@ -342,6 +342,8 @@ def check_report_args(out: Path, debates: int, seed: int, readme: Path | None = 
         raise ProofgamesError(f"seed must be a non-negative integer, got {seed!r}")
     if readme is not None:
         check_block(readme, README_BLOCK)
+    if "\x00" in str(out):
+        raise ProofgamesError(f"{str(out)!r} cannot name a folder: it holds a NUL byte")
     if out.exists() and not out.is_dir():
         raise ProofgamesError(f"{out} exists and is not a folder: cannot write the report there")
 
