@@ -52,11 +52,11 @@ def check_block(path: Path, name: str) -> str:
         content = Path(path).read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise ReadmeError(f"{path} does not exist (it should hold the {name!r} block)") from None
+    except UnicodeDecodeError as exc:  # before ValueError, its base class
+        raise ReadmeError(f"{path} is not UTF-8 text (byte {exc.start})") from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
         reason = getattr(exc, "strerror", None) or exc
         raise ReadmeError(f"cannot read {str(path)!r}: {reason}") from None
-    except UnicodeDecodeError as exc:
-        raise ReadmeError(f"{path} is not UTF-8 text (byte {exc.start})") from None
     for marker in (start, end):
         if marker not in content:
             raise ReadmeError(
