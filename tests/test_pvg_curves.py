@@ -63,3 +63,29 @@ def test_curves_refuse_what_is_not_a_run(runs, tmp_path):
         res = CliRunner().invoke(app, ["curves", *args])
         assert res.exit_code == 2 and named in res.output, (args, res.output)
         assert "Traceback" not in res.output
+
+
+def test_curves_until_a_step_show_the_rows_logged_up_to_it(runs, tmp_path):
+    done, going = runs
+    out = tmp_path / "until.png"
+    args = ["curves", str(done), str(going), "--out", str(out), "--until", "2", "--json"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    shown = json.loads(res.stdout)
+    assert [r["step"] for r in shown["runs"]] == [2, 2]
+    logged = [json.loads(x) for x in (done / "metrics.jsonl").read_text().splitlines()]
+    assert shown["runs"][0]["verifier_accuracy"] == logged[1]["verifier_accuracy"]
+    res = CliRunner().invoke(app, ["curves", str(done), "--until", "-1", "--out", str(out)])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+
+
+def test_two_runs_of_one_seed_are_told_apart_by_their_folders():
+    from proofgames.pvg._figures import _identities
+
+    ablation = {"run": "stn-s0", "seed": 0, "training": "pvg"}
+    base = {"run": "pvg-s0", "seed": 0, "training": "pvg"}
+    other = {"run": "pvg-s1", "seed": 1, "training": "pvg"}
+    assert _identities([base, other]) == (["pvg seed 0", "pvg seed 1"], ["C0", "C1"])
+    labels, colours = _identities([base, ablation, other])
+    assert labels == ["pvg-s0", "stn-s0", "pvg-s1"]
+    assert len(set(colours)) == 3

@@ -37,8 +37,8 @@ SHOWN = (
 """The last-row figures the table shows (when the run logs them)."""
 
 
-def run_curve(folder: Path) -> dict[str, Any]:
-    """One run folder's logged series, labelled as the report labels them.
+def run_curve(folder: Path, until: int = 2**62) -> dict[str, Any]:
+    """One run folder's logged series up to game step ``until``, labelled as the report's.
 
     The settings come from ``config.json`` (a finished run) or ``state.pt`` (a run still
     training); each series is read from ``metrics.jsonl``, a line torn by a kill dropped.
@@ -59,7 +59,7 @@ def run_curve(folder: Path) -> dict[str, Any]:
         raise PVGError(f"{folder} holds neither config.json nor {STATE_FILE}: not a run")
     if not (folder / METRICS_FILE).is_file():
         raise PVGError(f"{folder} has no {METRICS_FILE} yet")
-    rows = logged_rows(folder, 2**62)
+    rows = logged_rows(folder, until)
     if not isinstance(config, dict) or not isinstance(config.get("seed"), int):
         raise PVGError(f"{folder}: its settings name no seed")
     keys = sorted({key for row in rows for key in row})
@@ -73,16 +73,23 @@ def curves_command(
         list[Path], typer.Argument(help="Run folders (each with metrics.jsonl), any number.")
     ],
     out: Annotated[Path, typer.Option(help="The figure to write (PNG).")] = Path("curves.png"),
+    until: Annotated[
+        int | None,
+        typer.Option(min=0, help="Only the rows logged up to this game step (default: all)."),
+    ] = None,
     json_output: Json = False,
 ) -> None:
     """Draw the learning curves of run folders, finished or still training; show the last row.
 
     The figure is the report's: verifier accuracy, accuracy against optimized messages
     and, when logged, the pointing error and the exhaustive specificity, over game steps.
+    Runs that the report would label alike (two runs of one seed, say an ablation beside
+    the run it varies) are labelled by their folder names instead. ``--until`` compares
+    a long run with a shorter one at the same steps.
     """
     try:
         check_file_to_write(out, "--out")
-        curves = [run_curve(folder) for folder in runs]
+        curves = [run_curve(folder, 2**62 if until is None else until) for folder in runs]
         plot_learning(curves, out)
     except ProofgamesError as exc:
         fail(str(exc))
@@ -90,7 +97,8 @@ def curves_command(
     if json_output:
         echo_json({"figure": str(out), "runs": last})
         return
-    table = Table(title=f"last logged row of each run (figure: {out})")
+    upto = "" if until is None else f" up to step {until}"
+    table = Table(title=f"last logged row of each run{upto} (figure: {out})")
     for column in ("run", "step", *(label for _, label in SHOWN)):
         table.add_column(column)
     for row in last:

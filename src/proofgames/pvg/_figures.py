@@ -113,11 +113,12 @@ def plot_learning(curves: list[dict[str, Any]], path: Path | BinaryIO) -> None:
     pointing error and the exhaustive specificity when the runs logged them.
     """
     panels = [p for i, p in enumerate(_LEARNING_PANELS) if i < 2 or _logged(curves, p[0])]
+    labels, colours = _identities(curves)
     rows = 1 if len(panels) <= 2 else 2
     fig, axes = _figure(rows, 2, (10, 3.8 * rows), squeeze=False)
     flat = [ax for row in axes for ax in row]
     for ax, (key, label, limits) in zip(flat, panels, strict=False):
-        for curve in curves:
+        for curve, name, colour in zip(curves, labels, colours, strict=True):
             points = [
                 (s, v)
                 for s, v in zip(curve["step"], curve.get(key, []), strict=False)
@@ -130,11 +131,11 @@ def plot_learning(curves: list[dict[str, Any]], path: Path | BinaryIO) -> None:
             ax.plot(
                 *zip(*points, strict=True),
                 ("o-" if sparse else "-") if pvg else ("s--" if sparse else "--"),
-                color=f"C{curve['seed'] % 10}",  # a colour per seed; collaborative dashed
+                color=colour,  # collaborative dashed
                 alpha=0.75,
                 markersize=3,
                 linewidth=1,
-                label=f"{curve['training']} seed {curve['seed']}",
+                label=name,
             )
         ax.set_ylabel(label)
         ax.set_xlabel("game step")
@@ -151,6 +152,20 @@ def plot_learning(curves: list[dict[str, Any]], path: Path | BinaryIO) -> None:
         labelled[0].legend(fontsize=6, ncol=2)
     fig.tight_layout()
     save_figure(fig, path)
+
+
+def _identities(curves: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """Each curve's legend label and colour: by training and seed, a colour per seed.
+
+    When two curves would share a label (two runs of one seed), each is labelled by its
+    ``run`` name (its folder) where it has one, and coloured by its place in the list.
+    """
+    labels = [f"{c['training']} seed {c['seed']}" for c in curves]
+    colours = [f"C{c['seed'] % 10}" for c in curves]
+    if len(set(labels)) < len(labels):
+        labels = [str(c.get("run", label)) for c, label in zip(curves, labels, strict=True)]
+        colours = [f"C{i % 10}" for i in range(len(curves))]
+    return labels, colours
 
 
 def _steps(x: float, _: Any) -> str:
