@@ -142,48 +142,17 @@ def parse_dimacs(text: str, max_work: int | None = None) -> CNF:
         if line.startswith("%"):
             break
         if line.startswith("p"):
-            if header is not None:
-                raise MachineFormatError(
-                    f"line {number}: a second 'p cnf' header (the first is on line {header[2]})"
-                )
-            parts = line.split()
-            if (
-                len(parts) != 4
-                or parts[:2] != ["p", "cnf"]
-                or not all(p.isdigit() for p in parts[2:])
-            ):
-                raise MachineFormatError(
-                    f"line {number}: malformed header {line!r}; expected 'p cnf <variables> "
-                    "<clauses>' with non-negative integers"
-                )
-            header = (int(parts[2]), int(parts[3]), number)
-            if max_work is not None and _work(header[0], header[1]) > max_work:
-                raise _too_large(
-                    f"line {number}: the header declares {header[0]} variables and "
-                    f"{header[1]} clauses",
-                    _work(header[0], header[1]),
-                    max_work,
-                )
+            header = _header(line, number, header, max_work)
             continue
         if header is None:
             raise MachineFormatError(
                 f"line {number}: clause data before the 'p cnf <variables> <clauses>' header"
             )
         for token in line.split():
-            try:
-                lit = int(token)
-            except ValueError:
-                raise MachineFormatError(
-                    f"line {number}: token {token!r} is not an integer literal"
-                ) from None
+            lit = _literal(token, number, header[0])
             if lit == 0:
                 clauses.append(tuple(current))
                 current = []
-            elif abs(lit) > header[0]:
-                raise MachineFormatError(
-                    f"line {number}: literal {lit} is out of range; the header declares "
-                    f"{header[0]} variables (literals +-1..+-{header[0]})"
-                )
             else:
                 current_line = current_line if current else number
                 current.append(lit)
@@ -200,6 +169,46 @@ def parse_dimacs(text: str, max_work: int | None = None) -> CNF:
             f"{len(clauses)}"
         )
     return CNF(header[0], tuple(clauses))
+
+
+def _header(
+    line: str, number: int, previous: tuple[int, int, int] | None, max_work: int | None
+) -> tuple[int, int, int]:
+    """The ``p cnf V C`` header on line ``number`` as ``(V, C, number)``, checked."""
+    if previous is not None:
+        raise MachineFormatError(
+            f"line {number}: a second 'p cnf' header (the first is on line {previous[2]})"
+        )
+    parts = line.split()
+    if len(parts) != 4 or parts[:2] != ["p", "cnf"] or not all(p.isdigit() for p in parts[2:]):
+        raise MachineFormatError(
+            f"line {number}: malformed header {line!r}; expected 'p cnf <variables> "
+            "<clauses>' with non-negative integers"
+        )
+    variables, count = int(parts[2]), int(parts[3])
+    if max_work is not None and _work(variables, count) > max_work:
+        raise _too_large(
+            f"line {number}: the header declares {variables} variables and {count} clauses",
+            _work(variables, count),
+            max_work,
+        )
+    return variables, count, number
+
+
+def _literal(token: str, number: int, variables: int) -> int:
+    """The literal ``token`` of line ``number`` (0 ends a clause), in range."""
+    try:
+        lit = int(token)
+    except ValueError:
+        raise MachineFormatError(
+            f"line {number}: token {token!r} is not an integer literal"
+        ) from None
+    if abs(lit) > variables:
+        raise MachineFormatError(
+            f"line {number}: literal {lit} is out of range; the header declares "
+            f"{variables} variables (literals +-1..+-{variables})"
+        )
+    return lit
 
 
 _GAVE_UP: list[int] = []  # _dpll's answer when its budget ran out (identity-compared)
