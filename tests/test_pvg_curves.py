@@ -54,10 +54,15 @@ def test_curves_refuse_what_is_not_a_run(runs, tmp_path):
     done, _ = runs
     empty = tmp_path / "empty"
     empty.mkdir()
+    started = tmp_path / "started"  # a run saved before its first metric row was logged
+    started.mkdir()
+    for name in ("config.json", "metrics.jsonl"):
+        (started / name).write_text((done / name).read_text() if name == "config.json" else "")
     cases = [
         ([str(tmp_path / "nowhere")], "is not a run folder"),
         ([str(empty)], "holds neither config.json nor state.pt"),
         ([str(done), "--out", str(tmp_path)], "is a folder, not a file"),
+        ([str(started)], "has logged no metric row yet"),
     ]
     for args, named in cases:
         res = CliRunner().invoke(app, ["curves", *args])
@@ -75,7 +80,7 @@ def test_curves_until_a_step_show_the_rows_logged_up_to_it(runs, tmp_path):
     assert [r["step"] for r in shown["runs"]] == [2, 2]
     logged = [json.loads(x) for x in (done / "metrics.jsonl").read_text().splitlines()]
     assert shown["runs"][0]["verifier_accuracy"] == logged[1]["verifier_accuracy"]
-    res = CliRunner().invoke(app, ["curves", str(done), "--until", "-1", "--out", str(out)])
+    res = CliRunner().invoke(app, ["curves", str(done), "--until", "0", "--out", str(out)])
     assert res.exit_code == 2 and "Traceback" not in res.output
 
 

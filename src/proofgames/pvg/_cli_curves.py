@@ -44,7 +44,8 @@ def run_curve(folder: Path, until: int = 2**62) -> dict[str, Any]:
     training); each series is read from ``metrics.jsonl``, a line torn by a kill dropped.
 
     Raises:
-        PVGError: no such folder, no settings or no metric log in it, or a damaged file.
+        PVGError: no such folder, no settings or no metric rows in it (up to ``until``),
+            or a damaged file.
     """
     if not folder.is_dir():
         raise PVGError(f"{folder} is not a run folder")
@@ -60,6 +61,9 @@ def run_curve(folder: Path, until: int = 2**62) -> dict[str, Any]:
     if not (folder / METRICS_FILE).is_file():
         raise PVGError(f"{folder} has no {METRICS_FILE} yet")
     rows = logged_rows(folder, until)
+    if not rows:
+        upto = " yet" if until >= 2**62 else f" up to step {until}"
+        raise PVGError(f"{folder} has logged no metric row{upto}")
     if not isinstance(config, dict) or not isinstance(config.get("seed"), int):
         raise PVGError(f"{folder}: its settings name no seed")
     keys = sorted({key for row in rows for key in row})
@@ -75,7 +79,7 @@ def curves_command(
     out: Annotated[Path, typer.Option(help="The figure to write (PNG).")] = Path("curves.png"),
     until: Annotated[
         int | None,
-        typer.Option(min=0, help="Only the rows logged up to this game step (default: all)."),
+        typer.Option(min=1, help="Only the rows logged up to this game step (default: all)."),
     ] = None,
     json_output: Json = False,
 ) -> None:
