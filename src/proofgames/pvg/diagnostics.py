@@ -22,6 +22,7 @@ from .find_the_plus import (
     plus_maps,
     plus_mask,
 )
+from .plus_verifier import pixel_to_shift
 from .stress import evaluate, positive
 from .task import PVGTask
 
@@ -117,7 +118,7 @@ def head_diagnostics(
     """:func:`blind_heads` and :func:`on_the_plus` (one pass), and :func:`plus_alignment`."""
     x, y, centres = _head_centres(task, prover, verifier, n, seed)
     return {
-        "blind_heads": _blind_share(task, x, y, centres),
+        "blind_heads": _blind_share(_half_extent(verifier), x, y, centres),
         "on_the_plus": _plus_share(x, y, centres, tolerance=0.5),
         "plus_alignment": plus_alignment(verifier),
     }
@@ -126,21 +127,37 @@ def head_diagnostics(
 def plus_alignment(verifier: nn.Module) -> list[float]:
     """Per head, how much the verifier's classifier weights look like a centred plus.
 
-    The cosine between a head's ``glimpse x glimpse`` classifier weights and the mask of
-    a plus at the glimpse's centre, both with their mean removed: 1 for a pure plus
-    detector (the weights of the sound verifier of the paper's Figure 1), near 0 for
-    weights that ignore the plus's shape, e.g. a count of 1-pixels (uniform weights).
+    The cosine between a head's ``glimpse x glimpse`` classifier weights and
+    :func:`plus_template` (what a head centred on a plus sees), both with their mean
+    removed: 1 for a pure plus detector (the weights of the sound verifier of the paper's
+    Figure 1), near 0 for weights that ignore the plus's shape, e.g. a count of
+    1-pixels (uniform weights).
     """
     if not isinstance(verifier, PlusVerifier):
         raise TypeError("plus_alignment needs a PlusVerifier")
     g = verifier.glimpse
     weights = verifier.readout()[0].detach().cpu().view(verifier.heads, g * g)
-    centre = torch.tensor([g // 2])
-    template = plus_mask(centre, centre, g).view(1, g * g).float()
+    template = plus_template(verifier).view(1, g * g)
     weights = weights - weights.mean(dim=1, keepdim=True)
     template = template - template.mean()
     cosine = torch.nn.functional.cosine_similarity(weights, template, dim=1)
     return [round(float(v), 4) for v in cosine]
+
+
+def plus_template(verifier: PlusVerifier) -> Tensor:
+    """``(glimpse, glimpse)``: the glimpse a head centred on a plus of 1-pixels takes.
+
+    With samples a pixel apart (the defaults) it is the plus's five cells; with samples
+    ``1/m`` of a pixel apart (``glimpse=10``: the literal spatial-transformer reading) it
+    is the plus as the head resamples it, each arm about ``m`` samples wide.
+    """
+    device = next(verifier.parameters()).device
+    centre = torch.tensor([verifier.size // 2], device=device)
+    image = plus_mask(centre, centre, verifier.size).double()[:, None]
+    shift = pixel_to_shift(centre.double(), verifier.size).expand(1, 1, 2)
+    with torch.no_grad():  # in float64, so that a pixel's 1 is not sampled as 1 - 2e-7
+        look = verifier.glimpses_at(image, shift)[0, 0].cpu()
+    return torch.where(look.abs() < 1e-9, 0.0, look).float()
 
 
 def blind_heads(
@@ -148,13 +165,14 @@ def blind_heads(
 ) -> dict[str, list[float]]:
     """Per head, the share of images on which its whole glimpse falls on zero padding.
 
-    A glimpse samples the image at its centre ``+- (glimpse // 2)`` pixels; bilinear
-    sampling sees a pixel only within one pixel of it, so a head is blind on an image when
-    every sample row (or column) lies at least one pixel outside the image.  A blind head
+    A glimpse's outermost samples lie ``half_extent`` pixels from its centre
+    (``glimpse // 2`` with the defaults); bilinear sampling sees a pixel only within one
+    pixel of it, so a head is blind on an image when every sample row (or column) lies at
+    least one pixel outside the image.  A blind head
     also passes no gradient back to its shift.  Reported separately for label-1 and
     label-0 images (a head blind on one label only is a *tell*).
     """
-    return _blind_share(task, *_head_centres(task, prover, verifier, n, seed))
+    return _blind_share(_half_extent(verifier), *_head_centres(task, prover, verifier, n, seed))
 
 
 def on_the_plus(
@@ -206,10 +224,14 @@ def _second(pair: tuple[int, float]) -> float:
     return pair[1]
 
 
-def _blind_share(
-    task: FindThePlus, x: Tensor, y: Tensor, centres: Tensor
-) -> dict[str, list[float]]:
-    half, size = task.glimpse // 2, x.shape[-1]
+def _half_extent(verifier: nn.Module) -> float:
+    if not isinstance(verifier, PlusVerifier):
+        raise TypeError("head diagnostics need a PlusVerifier")
+    return verifier.half_extent
+
+
+def _blind_share(half: float, x: Tensor, y: Tensor, centres: Tensor) -> dict[str, list[float]]:
+    size = x.shape[-1]
     outside = (centres + half <= -1) | (centres - half >= size)  # (n, heads, 2)
     blind = outside.any(dim=-1).float()
     return {
@@ -232,5 +254,6 @@ __all__ = [
     "head_diagnostics",
     "on_the_plus",
     "plus_alignment",
+    "plus_template",
     "pointing",
 ]

@@ -78,6 +78,20 @@ class PlusVerifier(nn.Module):
         self.to_shift = nn.Linear(message_dim, 2 * heads)
         self.classifier = nn.Linear(heads * glimpse * glimpse, logits)
 
+    @property
+    def spacing(self) -> float:
+        """Pixels between neighbouring samples of a glimpse: ``size / (glimpse * zoom)``.
+
+        1 with the defaults (a 5x5 glimpse of a 5-pixel region); 1/2 for the literal
+        spatial-transformer reading (10x10 samples of the same region).
+        """
+        return self.size / (self.glimpse * self.zoom)
+
+    @property
+    def half_extent(self) -> float:
+        """Pixels from a glimpse's centre to its outermost sample row (or column)."""
+        return (self.glimpse - 1) / 2 * self.spacing
+
     def readout(self) -> tuple[Tensor, Tensor]:
         """The logit as one linear map of the glimpses: ``(weight (heads * g * g,), bias)``.
 

@@ -55,8 +55,18 @@ __all__ = [
 
 
 def sound_verifier(task: FindThePlus, weight: float = 4.0, bias: float = -18.0) -> PlusVerifier:
-    """The hand-set plus detector on head 0 (see the module docstring)."""
+    """The hand-set plus detector on head 0 (see the module docstring).
+
+    Raises:
+        PVGError: the task's glimpses are not sampled a pixel apart with one logit (the
+            detector's five cells are pixels; ``glimpse=10`` or ``logits=2`` is refused).
+    """
     verifier = task.make_verifier()
+    if verifier.spacing != 1.0 or verifier.logits != 1:
+        raise PVGError(
+            "the hand-set sound verifier needs glimpse samples one pixel apart and one logit; "
+            f"this task's are {verifier.spacing:g} px apart with {verifier.logits} logits"
+        )
     g, heads = verifier.glimpse, verifier.heads
     with torch.no_grad():
         cells = torch.zeros(heads, g, g)
