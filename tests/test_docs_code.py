@@ -1,4 +1,4 @@
-"""Every Python block of the README and the guides runs and prints the recorded output.
+"""Every Python block of the README and guides, and every example, prints its recorded output.
 
 A block is run as a script, from the repository root, in a fresh interpreter (as a
 reader who pastes it into a file would run it); each line it prints must match the
@@ -90,4 +90,36 @@ def test_a_block_runs_and_prints_its_recorded_output(code, expected, tmp_path):
     assert expected is not None
     assert len(printed) == len(expected), printed
     for line, pattern in zip(printed, expected, strict=True):
+        assert re.fullmatch(pattern, line), (pattern, line)
+
+
+EXAMPLES = {
+    "custom_strategy.py": [
+        r"bisection on bb4 \(107 steps\), A lies at 30% of the run; 200 debates each",
+        r"p=1\.0: B wins 200/200 \(exact chance 1\.000-1\.000 for 7-7 disputes\), "
+        r"simulating 103\.0 steps a debate",
+        r"p=0\.9: B wins 133/200 \(exact chance 0\.698-0\.735 for 6-7 disputes\), .*",
+        r"p=0\.5: B wins 28/200 \(exact chance 0\.133-0\.178 for 6-7 disputes\), .*",
+        r"p=0\.0: B wins 1/200 \(exact chance 0\.008-0\.016 for 6-7 disputes\), "
+        r"simulating 0\.0 steps a debate",
+    ],
+}
+
+
+def test_every_example_script_has_its_expected_output_recorded():
+    scripts = {p.name for p in (ROOT / "examples").glob("*.py")}
+    standalone = {"standalone_bisection_prover.py"}  # a wire program: test_cli.py plays it
+    assert scripts - standalone == set(EXAMPLES)
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_an_example_runs_and_prints_its_recorded_output(name):
+    done = subprocess.run(
+        [sys.executable, f"examples/{name}"], cwd=ROOT, capture_output=True, text=True,
+        timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = done.stdout.splitlines()
+    assert len(printed) == len(EXAMPLES[name]), printed
+    for line, pattern in zip(printed, EXAMPLES[name], strict=True):
         assert re.fullmatch(pattern, line), (pattern, line)
