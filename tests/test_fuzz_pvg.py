@@ -180,9 +180,11 @@ def test_pvg_diagnose_never_crashes(
 @FAST
 @given(
     how=mostly(st.just("intact"), st.sampled_from(
-        ["config-junk", "folder", "state-only", "metrics-junk", "no-metrics", "no-config"])),
+        ["config-junk", "folder", "state-only", "metrics-junk", "no-metrics", "no-config",
+         "metrics-empty"])),
     out=option("--out", mostly(st.just("curves.png"), st.sampled_from(
         [".", "", "\x00", "sub/dir/c.png", "a/../b.png"]))),
+    until=option("--until", SMALL),
     json_=st.sampled_from([[], ["--json"]]),
 )  # fmt: skip
 def test_pvg_curves_never_crashes(
@@ -193,6 +195,8 @@ def test_pvg_curves_never_crashes(
         (path / "metrics.jsonl").write_bytes(b'{"step": 1}\n\xff\xfe junk\n{"step": 2}\n')
     elif how == "no-metrics":
         (path / "metrics.jsonl").unlink()
+    elif how == "metrics-empty":  # saved before its first row was logged
+        (path / "metrics.jsonl").write_text("")
     elif how == "no-config":
         (path / "config.json").unlink()
     check(["pvg", "curves", str(path), *flat(opts)], workdir)
