@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -12,6 +12,9 @@ from rich.table import Table
 from ._cli_executors import ExecutorOption, SchedulerOption, sweep_bar
 from ._errors import ProofgamesError
 from ._jsonout import dumps
+
+if TYPE_CHECKING:
+    from .stochastic.montecarlo import Estimate
 
 
 def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:
@@ -166,30 +169,39 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         if as_json:
             print(dumps(record))
             return
-        table = Table(
-            title=f"P[V accepts] on {est.machine}, {est.params['name']} parameters",
-            show_header=False,
-        )
-        for k in (
-            "claim",
-            "prover_a",
-            "prover_b",
-            "debates",
-            "acceptance",
-            "ci_low",
-            "ci_high",
-            "p_accept",
-            "proven",
-            "k_definition",
-            "hypothesis",
-            "formula_bound",
-            "forfeited",
-            "abort_rate",
-            "queries",
-            "queries_max",
-            "seconds",
-        ):
-            table.add_row(k, str(record[k]))
-        for f in est.forfeits:
-            table.add_row("forfeit", f"{f['party']}: {f['reason']} ({f['debates']} debates)")
-        console.print(table)
+        console.print(_estimate_table(est, record))
+
+
+ESTIMATE_ROWS = (
+    "claim",
+    "prover_a",
+    "prover_b",
+    "debates",
+    "acceptance",
+    "ci_low",
+    "ci_high",
+    "p_accept",
+    "proven",
+    "k_definition",
+    "hypothesis",
+    "formula_bound",
+    "forfeited",
+    "abort_rate",
+    "queries",
+    "queries_max",
+    "seconds",
+)
+"""The rows of ``proofgames estimate``'s table, in order (then one row per forfeit)."""
+
+
+def _estimate_table(est: Estimate, record: dict[str, Any]) -> Table:
+    """``proofgames estimate``'s table of one estimate (``record``: its JSON form)."""
+    table = Table(
+        title=f"P[V accepts] on {est.machine}, {est.params['name']} parameters",
+        show_header=False,
+    )
+    for key in ESTIMATE_ROWS:
+        table.add_row(key, str(record[key]))
+    for f in est.forfeits:
+        table.add_row("forfeit", f"{f['party']}: {f['reason']} ({f['debates']} debates)")
+    return table
