@@ -93,3 +93,25 @@ def test_the_hand_set_sound_verifier_refuses_a_geometry_it_is_not_defined_for(ar
 
     with pytest.raises(PVGError, match="one pixel apart and one logit"):
         sound_verifier(make_task("find-the-plus", **args))
+
+
+def test_attack_anatomy_shows_which_heads_pay_the_bias():
+    from proofgames.pvg.diagnostics import attack_anatomy
+    from proofgames.pvg.stability import sound_verifier
+
+    task = make_task("find-the-plus")
+    x, y = task.sample(400, torch.Generator().manual_seed(3))
+    sound = sound_verifier(task)  # head 0: weight 4 on the plus cells, bias -18
+    anatomy = attack_anatomy(sound, x, y)
+    assert anatomy["readout_bias"] == -18.0 and anatomy["attack_accepts_label0"] == 0.0
+    assert anatomy["attack_terms"][1:] == [0.0, 0.0, 0.0]  # heads without weights add 0
+    cells = anatomy["attack_plus_cells"]  # label-0 images: at best 4 of the 5 cells
+    assert cells[5] == 0 and cells[4] >= 0.99 * sum(cells)
+    assert anatomy["attack_terms"][0] == pytest.approx(16.0 * cells[4] / sum(cells), abs=0.05)
+
+    with torch.no_grad():  # the same detector, but a count on head 1 pays 2 of the bias
+        sound.classifier.weight.view(4, 25)[1] = 0.2  # 0.2 per 1-pixel it sees
+    leaky = attack_anatomy(sound, x, y)
+    assert leaky["attack_terms"][1] >= 2.0
+    # 16 from a partial plus, and over 2 from any 5x5 window with more than ten 1-pixels
+    assert leaky["attack_accepts_label0"] >= 0.95

@@ -336,6 +336,7 @@ def test_cli_diagnose_reports_the_pair_and_the_heads(tmp_path):
         if task == "find-the-plus":
             assert len(report["on_the_plus"]) == len(report["plus_alignment"]) == 4
             assert 0.5 <= report["count_accuracy"] <= 1.0
+            assert "0.6 apart" in report["attack_anatomy_skipped"]  # size 6: not searchable
         else:
             assert "erasure_fraction" in report and "count_accuracy" not in report
     table = runner.invoke(app, ["diagnose", str(tmp_path / "bec"), "--n", "64"])

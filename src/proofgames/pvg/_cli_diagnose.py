@@ -46,9 +46,12 @@ def diagnose_command(
 ) -> None:
     """What a trained pair does with its own prover; on FindThePlus, where each head looks.
 
-    No attack is run (see ``pvg stress``): this is the verifier with the prover it was
-    trained with, plus, on FindThePlus, the blind share, on-the-plus share and plus shape
-    of each head, and what the count of 1-pixels alone would get.
+    This is the verifier with the prover it was trained with (``pvg stress`` runs the
+    attacks and scores them). On FindThePlus it adds each head's blind share, on-the-plus
+    share and plus shape; what the count of 1-pixels alone would get; and how the exact
+    attack gets label-0 images accepted: each head's logit term at the place the
+    exhaustive search puts it, beside the bias, and how many plus cells the plus head
+    then sees.
     """
     from .diagnostics import diagnose
 

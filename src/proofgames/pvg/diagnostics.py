@@ -13,8 +13,10 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from .._errors import PVGError
 from ._memory import DEFAULT_MAX_MEMORY_GB, check_memory
 from .find_the_plus import (
+    PLUS_OFFSETS,
     FindThePlus,
     PlusVerifier,
     count_accuracy,
@@ -22,6 +24,7 @@ from .find_the_plus import (
     plus_maps,
     plus_mask,
 )
+from .message_search import search_messages
 from .plus_verifier import pixel_to_shift
 from .stress import evaluate, positive
 from .task import PVGTask
@@ -41,7 +44,9 @@ def diagnose(
     (and the task's message statistics, e.g. BEC's erasure fraction). FindThePlus adds
     :func:`head_diagnostics` and ``count_accuracy``, what a threshold on the number of
     1-pixels gets without any message (the task's label leak, see
-    :class:`~proofgames.pvg.find_the_plus.FindThePlus`).
+    :class:`~proofgames.pvg.find_the_plus.FindThePlus`), and :func:`attack_anatomy` where
+    the exact search covers the verifier's glimpses (else ``attack_anatomy_skipped``
+    says why).
 
     Example:
         >>> import torch
@@ -65,6 +70,55 @@ def diagnose(
     if isinstance(task, FindThePlus):
         report["count_accuracy"] = count_accuracy(x, y)
         report.update(head_diagnostics(task, prover, verifier, n, seed))
+        if isinstance(verifier, PlusVerifier):
+            try:
+                report.update(attack_anatomy(verifier, x, y))
+            except PVGError as exc:  # a geometry the exact search cannot cover; no label 0
+                report["attack_anatomy_skipped"] = str(exc)
+    return report
+
+
+def attack_anatomy(verifier: PlusVerifier, x: Tensor, y: Tensor) -> dict[str, Any]:
+    """How the exhaustive attack gets the label-0 images of ``(x, y)`` accepted, by head.
+
+    The verifier's logit is its bias plus one term per head (the head's glimpse read
+    by its classifier weights); the exact search
+    (:func:`~proofgames.pvg.message_search.search_messages`) places each head where its
+    term is largest. A sound verifier must keep the sum below 0 on every label-0 image,
+    so this shows which heads pay the bias: the plus head on a partial plus, or other
+    heads (blind ones included: the attack can point a head its prover never uses back
+    into the image).
+
+    Returns:
+        ``readout_bias``; ``attack_accepts_label0``: the share of label-0 images the best
+        message gets accepted (1 minus the exhaustive specificity);
+        ``attack_terms`` and ``attack_terms_min``: per head, the mean and the least of
+        its term at the attack's place; ``attack_plus_cells``: for the most plus-shaped
+        head, how many label-0 images show it 0, 1, ..., 5 plus cells of 1-pixels at its
+        place (only for glimpses sampled a pixel apart, else ``None``).
+    """
+    negative = x[y < 0.5]
+    if negative.shape[0] == 0:
+        raise PVGError("attack_anatomy needs label-0 images")
+    with torch.no_grad():
+        found = search_messages(verifier, negative)
+        looks = verifier.glimpses_at(negative, found.shifts)  # (n, heads, g, g)
+        weights, bias = (t.detach() for t in verifier.readout())
+        g = verifier.glimpse
+        terms = torch.einsum("nhp,hp->nh", looks.flatten(2), weights.view(verifier.heads, g * g))
+    report: dict[str, Any] = {
+        "readout_bias": round(float(bias), 4),
+        "attack_accepts_label0": round(float((found.bound > 0).float().mean()), 4),
+        "attack_terms": [round(float(v), 4) for v in terms.mean(0)],
+        "attack_terms_min": [round(float(v), 4) for v in terms.min(0).values],
+        "attack_plus_cells": None,
+    }
+    if verifier.spacing == 1.0 and g % 2 == 1:
+        head = max(enumerate(plus_alignment(verifier)), key=_second)[0]
+        c = g // 2
+        cells = torch.stack([looks[:, head, c + dr, c + dc] for dr, dc in PLUS_OFFSETS], 1)
+        counts = torch.bincount((cells > 0.5).sum(1).cpu(), minlength=len(PLUS_OFFSETS) + 1)
+        report["attack_plus_cells"] = [int(v) for v in counts]
     return report
 
 
@@ -248,6 +302,7 @@ def _plus_share(x: Tensor, y: Tensor, centres: Tensor, tolerance: float) -> list
 
 
 __all__ = [
+    "attack_anatomy",
     "blind_heads",
     "diagnose",
     "gaze",
