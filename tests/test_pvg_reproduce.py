@@ -135,6 +135,11 @@ def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tm
     assert all(r["best_step"] is not None for r in smoke_results["find-the-plus"]["runs"])
     for run in smoke_results["find-the-plus"]["runs"]:  # one figure per verifier head
         assert len(run["on_the_plus"]) == len(run["plus_alignment"]) == 4
+        attack = run["attack"]  # the exact attack's anatomy, on 1,000 images of seed 54321
+        assert len(attack["attack_terms"]) == 4 and sum(attack["attack_plus_cells"]) > 400
+        exhaustive = run["attacks"]["exhaustive"]  # another batch; the same verifier
+        if exhaustive["specificity"] == 0.0:  # fooled on every label-0 image there
+            assert attack["attack_accepts_label0"] > 0.9
     gaze = smoke_results["find-the-plus"]["gaze"]
     assert len(gaze["images"]) == 6 and gaze["labels"] == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
 
@@ -145,6 +150,7 @@ def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tm
     text = report.read_text()
     assert "Table 2" in text and "Table 3" in text and "Theorems 4 vs 5" in text
     assert "plus shape" in text and "Best of the seeds, as the paper selects" in text
+    assert "How the exhaustive attack wins" in text
     for name in ("bec_dynamics", "bec_formulations", "ftp_learning", "ftp_gaze"):
         assert (tmp_path / "pvg" / f"{name}.png").stat().st_size > 1000
     assert json.loads((tmp_path / "pvg" / "results.json").read_text())["seeds"] == [0, 1]
@@ -336,7 +342,7 @@ def test_cli_diagnose_reports_the_pair_and_the_heads(tmp_path):
         if task == "find-the-plus":
             assert len(report["on_the_plus"]) == len(report["plus_alignment"]) == 4
             assert 0.5 <= report["count_accuracy"] <= 1.0
-            assert "0.6 apart" in report["attack_anatomy_skipped"]  # size 6: not searchable
+            assert "0.6 apart" in report["attack"]["skipped"]  # size 6: not searchable
         else:
             assert "erasure_fraction" in report and "count_accuracy" not in report
     table = runner.invoke(app, ["diagnose", str(tmp_path / "bec"), "--n", "64"])

@@ -241,12 +241,15 @@ def test_an_interrupted_reproduction_resumes_to_the_uninterrupted_result(tmp_pat
         reproduce(profile=smoke, resume=True, **args)
 
 
-def test_a_reused_run_saved_before_the_exhaustive_attack_gets_it_added(tmp_path, monkeypatch):
+def test_a_reused_run_saved_before_the_exhaustive_attack_gets_it_and_its_anatomy(
+    tmp_path, monkeypatch
+):
     args = {"seeds": (0,), "tasks": ("find-the-plus",), "device": "cpu", "runs_dir": tmp_path}
     first = reproduce(profile="smoke", **args)["find-the-plus"]
     saved = tmp_path / "find-the-plus-pvg-s0" / "run.json"
     older = json.loads(saved.read_text())
     del older["run"]["attacks"]["exhaustive"]  # as written before the attack existed
+    del older["run"]["attack"]  # and before its anatomy was recorded
     saved.write_text(json.dumps(older))
 
     def no_training(*args, **kwargs):
@@ -255,7 +258,9 @@ def test_a_reused_run_saved_before_the_exhaustive_attack_gets_it_added(tmp_path,
     monkeypatch.setattr(REPRODUCE, "train", no_training)
     again = reproduce(profile="smoke", resume=True, **args)["find-the-plus"]
     assert _measured(again["runs"]) == _measured(first["runs"])  # the same held-out attack
-    assert json.loads(saved.read_text())["run"]["attacks"] == first["runs"][0]["attacks"]
+    rewritten = json.loads(saved.read_text())["run"]
+    assert rewritten["attacks"] == first["runs"][0]["attacks"]
+    assert rewritten["attack"] == first["runs"][0]["attack"] == again["runs"][0]["attack"]
 
 
 def test_a_resumed_reproduction_reuses_the_saved_bec_results(tmp_path, monkeypatch):

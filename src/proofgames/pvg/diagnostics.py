@@ -44,9 +44,7 @@ def diagnose(
     (and the task's message statistics, e.g. BEC's erasure fraction). FindThePlus adds
     :func:`head_diagnostics` and ``count_accuracy``, what a threshold on the number of
     1-pixels gets without any message (the task's label leak, see
-    :class:`~proofgames.pvg.find_the_plus.FindThePlus`), and :func:`attack_anatomy` where
-    the exact search covers the verifier's glimpses (else ``attack_anatomy_skipped``
-    says why).
+    :class:`~proofgames.pvg.find_the_plus.FindThePlus`).
 
     Example:
         >>> import torch
@@ -70,11 +68,6 @@ def diagnose(
     if isinstance(task, FindThePlus):
         report["count_accuracy"] = count_accuracy(x, y)
         report.update(head_diagnostics(task, prover, verifier, n, seed))
-        if isinstance(verifier, PlusVerifier):
-            try:
-                report.update(attack_anatomy(verifier, x, y))
-            except PVGError as exc:  # a geometry the exact search cannot cover; no label 0
-                report["attack_anatomy_skipped"] = str(exc)
     return report
 
 
@@ -169,12 +162,21 @@ def _head_centres(
 def head_diagnostics(
     task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 1000, seed: int = 54321
 ) -> dict[str, Any]:
-    """:func:`blind_heads` and :func:`on_the_plus` (one pass), and :func:`plus_alignment`."""
+    """:func:`blind_heads`, :func:`on_the_plus`, :func:`plus_alignment`, :func:`attack_anatomy`.
+
+    One batch serves them all. ``attack`` is ``{"skipped": why}`` where the exact search
+    cannot cover the verifier's glimpses (or the batch has no label-0 image).
+    """
     x, y, centres = _head_centres(task, prover, verifier, n, seed)
+    try:
+        attack = attack_anatomy(_plus_verifier(verifier), x, y)
+    except PVGError as exc:
+        attack = {"skipped": str(exc)}
     return {
         "blind_heads": _blind_share(_half_extent(verifier), x, y, centres),
         "on_the_plus": _plus_share(x, y, centres, tolerance=0.5),
         "plus_alignment": plus_alignment(verifier),
+        "attack": attack,
     }
 
 
@@ -278,10 +280,14 @@ def _second(pair: tuple[int, float]) -> float:
     return pair[1]
 
 
-def _half_extent(verifier: nn.Module) -> float:
+def _plus_verifier(verifier: nn.Module) -> PlusVerifier:
     if not isinstance(verifier, PlusVerifier):
         raise TypeError("head diagnostics need a PlusVerifier")
-    return verifier.half_extent
+    return verifier
+
+
+def _half_extent(verifier: nn.Module) -> float:
+    return _plus_verifier(verifier).half_extent
 
 
 def _blind_share(half: float, x: Tensor, y: Tensor, centres: Tensor) -> dict[str, list[float]]:

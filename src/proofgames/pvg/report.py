@@ -62,6 +62,7 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
         ftp = results["find-the-plus"]
         sections.append(_table_section("find-the-plus", ftp))
         sections.append(_ftp_runs(ftp))
+        sections.append(_attack_anatomy(ftp["runs"]))
         sections.append(_ftp_timing(ftp, results["machine"]))
         plot_learning(ftp["curves"], figure("ftp_learning.png"))
         sections.append("### FindThePlus learning curves\n\n![learning](ftp_learning.png)\n")
@@ -82,7 +83,7 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
     write_json(out / "results.json", results, indent=1)
     for name, drawn in figures.items():
         write_bytes(out / name, drawn.getvalue())
-    write_text(path, "\n".join(sections))
+    write_text(path, "\n".join(section for section in sections if section))
     if summary is not None and readme is not None:
         update_readme(readme, summary)
     return path
@@ -295,6 +296,43 @@ def _ftp_runs(ftp: dict[str, Any]) -> str:
             f"{_prs(run['attacks']['messages'])} | {_prs(run['attacks'].get('exhaustive'))} | "
             f"{_blind(run)} | {_shares(run, 'on_the_plus')} | "
             f"{_shares(run, 'plus_alignment')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _attack_anatomy(runs: list[dict[str, Any]]) -> str:
+    """Per seed, how the exhaustive attack gets label-0 images accepted (when recorded)."""
+    shown = [r for r in runs if "readout_bias" in r.get("attack", {})]
+    if not shown:
+        return ""
+    lines = [
+        "### How the exhaustive attack wins\n",
+        "On 1,000 fresh images (seed 54321), the exact search places every head of the "
+        "verifier the attacks above test where its logit term is largest, on each label-0 "
+        "image. *Term*: "
+        "per head, the mean (and least) of that term; the verifier accepts where bias + "
+        "terms > 0. *Plus cells*: the share of label-0 images on which the most "
+        "plus-shaped head, so placed, sees 4 (and 5) of the plus's five cells as "
+        "1-pixels. Measured (`proofgames.pvg.diagnostics.attack_anatomy`).\n",
+        "| training | seed | bias | term per head: mean (least) | label-0 accepted | "
+        "plus cells 4 / 5 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for run in shown:
+        a = run["attack"]
+        terms = ", ".join(
+            f"{m:.2f} ({lo:.2f})"
+            for m, lo in zip(a["attack_terms"], a["attack_terms_min"], strict=True)
+        )
+        cells = a["attack_plus_cells"]
+        share = (
+            f"{cells[4] / sum(cells):.3f} / {cells[5] / sum(cells):.3f}"
+            if cells and sum(cells)
+            else "—"
+        )
+        lines.append(
+            f"| {run['training']} | {run['seed']} | {a['readout_bias']:.2f} | {terms} | "
+            f"{a['attack_accepts_label0']:.3f} | {share} |"
         )
     return "\n".join(lines) + "\n"
 

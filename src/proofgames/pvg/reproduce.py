@@ -21,13 +21,9 @@ every measured figure; :func:`~proofgames.pvg.report.write_report` turns the res
 * **Figure 4 (gaze)** -- where each verifier head looks, on images with and without a
   plus of 1-pixels (the label the prover defends).
 
-Profiles fix the scale: ``"paper"`` is the paper's settings throughout; ``"cpu"`` keeps
-them for BEC and shrinks FindThePlus (batch size and steps, see
-:data:`~proofgames.pvg.profiles.PROFILES`) so that the whole run fits a two-core
-machine; ``"smoke"`` is for tests.  The report states the profile and every setting used.
-
-With ``runs_dir`` every FindThePlus run saves its training state as it goes, and
-``resume=True`` continues an interrupted reproduction where it stopped.
+Profiles (:data:`~proofgames.pvg.profiles.PROFILES`) fix the scale; the report states
+the profile and every setting used.  With ``runs_dir`` every FindThePlus run saves its
+training state as it goes, and ``resume=True`` continues where it stopped.
 """
 
 from __future__ import annotations
@@ -342,10 +338,14 @@ def _ftp_run(
     if finished is not None:
         run, curve, prover, verifier = finished
         missing = [a for a in supported_attacks(task) if a not in run["attacks"]]
-        if missing and out_dir is not None:  # saved before these attacks existed
+        if missing:  # saved before these attacks existed
             run["attacks"].update(
                 _held_out_attacks(task, seed, verifier, prover, prof.ftp_stress, limit, missing)
             )
+        stale = "attack" not in run  # saved before the attack's anatomy was recorded
+        if stale:
+            run.update(head_diagnostics(task, prover, verifier))
+        if (missing or stale) and out_dir is not None:
             saved = json.loads((out_dir / RUN_FILE).read_text())
             write_json(out_dir / RUN_FILE, {**saved, "run": {**saved["run"], **run}})
         return run, curve, prover, verifier
