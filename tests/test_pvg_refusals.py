@@ -197,6 +197,13 @@ def test_unknown_or_unavailable_devices_are_refused(device, needle, run_dir, tmp
         (["reproduce", "--workers", "0"], "--workers"),
         (["reproduce", "--workers", "-2"], "--workers"),
         (["reproduce", "--max-memory-gb", "nan"], "--max-memory-gb"),
+        # torch folds -1 onto 2**64 - 1 and overflows past 2**64: seeds stay in [0, 2**63)
+        (["train", "bec", "--seed", "-1"], "seed"),
+        (["train", "bec", "--seed", str(2**63)], "seed"),
+        (["train", "bec", "--seed", "56403477073233412096"], "seed"),
+        (["stress", "RUN", "--seed", "-1"], "seed"),
+        (["diagnose", "RUN", "--seed", str(2**64)], "seed"),
+        (["stability", "--seed", "-3", "--steps", "1"], "seed"),
     ],
 )
 def test_zero_or_negative_sizes_and_counts_are_refused(args, option, run_dir, tmp_path):
@@ -258,9 +265,13 @@ def test_library_settings_errors_are_proofgames_errors_naming_the_setting():
         ("stress_every", -2),
         ("lr", float("nan")),
         ("max_memory_gb", 0),
+        ("seed", -1),
+        ("seed", 2**63),
     ]:
         with pytest.raises(ProofgamesError, match=name):
             TrainConfig(**{name: value}).validate()
+    with pytest.raises(ProofgamesError, match="seed"):
+        StressConfig(seed=-1).validate()
 
 
 _HEAD = (

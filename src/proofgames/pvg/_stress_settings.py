@@ -73,6 +73,7 @@ class StressConfig:
             lbfgs_history=self.lbfgs_history,
         )
         at_least_zero(random_starts=self.random_starts, keep=self.keep)
+        check_seeds(seed=self.seed)
         if self.prover_attack not in PROVER_ATTACKS:
             raise PVGError(f"prover_attack {self.prover_attack!r} not in {PROVER_ATTACKS}")
         for name, value, least in (
@@ -90,6 +91,19 @@ def positive(**counts: int) -> None:
     for name, value in counts.items():
         if value < 1:
             raise PVGError(f"{name} must be positive, got {value}")
+
+
+MAX_SEED = 2**63 - 1
+"""The largest seed a PVG run takes; a stress test also uses ``seed + 1`` and ``seed + 2``,
+and torch folds a negative seed onto a positive one, so seeds are kept in
+``[0, MAX_SEED]``, where no two of them give the same run."""
+
+
+def check_seeds(**seeds: int) -> None:
+    """Refuse a seed (named by its keyword) outside ``[0, MAX_SEED]``."""
+    for name, value in seeds.items():
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+            raise PVGError(f"{name} must be an integer in [0, 2**63 - 1], got {value!r}")
 
 
 def at_least_zero(**counts: int) -> None:

@@ -14,6 +14,7 @@ import torch
 
 from .._errors import PVGError
 from ._memory import DEFAULT_MAX_MEMORY_GB, check_limit
+from ._stress_settings import check_seeds
 from .stress import ALL_ATTACKS, ATTACKS, StressConfig, at_least_zero, positive
 
 __all__ = ["BEST_RESPONSES", "FORMULATIONS", "UPDATES", "TrainConfig", "resolve_device"]
@@ -152,6 +153,7 @@ class TrainConfig:
             raise PVGError(f"best_response {self.best_response!r} not in {BEST_RESPONSES}")
         positive(steps=self.steps, batch_size=self.batch_size, eval_size=self.eval_size)
         positive(log_every=self.log_every, adaptive_window=self.adaptive_window)
+        check_seeds(seed=self.seed)
         at_least_zero(
             stress_every=self.stress_every,
             checkpoint_every=self.checkpoint_every,

@@ -15,6 +15,7 @@ from torch import Tensor, nn
 
 from .._errors import PVGError
 from ._memory import DEFAULT_MAX_MEMORY_GB, check_memory
+from ._stress_settings import check_seeds
 from .find_the_plus import (
     PLUS_OFFSETS,
     FindThePlus,
@@ -61,6 +62,7 @@ def diagnose(
             ``max_memory_gb`` (GB).
     """
     positive(n=n)
+    check_seeds(seed=seed)
     check_memory(task, [("n (--n)", n, 0.0)], max_memory_gb)
     device = next(verifier.parameters()).device
     x, y = (t.to(device) for t in task.sample(n, torch.Generator().manual_seed(seed)))

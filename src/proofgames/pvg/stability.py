@@ -34,6 +34,7 @@ from torch import Tensor, nn
 
 from .._errors import PVGError
 from ._figures import _figure, save_figure
+from ._stress_settings import check_seeds
 from .diagnostics import pointing
 from .find_the_plus import PLUS_OFFSETS, FindThePlus, PlusProver, plus_centres
 from .message_search import search_messages
@@ -186,6 +187,7 @@ class StabilitySettings:
             batch_size=self.batch_size,
             certify_size=self.certify_size,
         )
+        check_seeds(seed=self.seed)
         for name, given, allowed in (
             ("formulation", self.formulations, FORMULATIONS),
             ("update", self.updates, UPDATES),
