@@ -35,6 +35,7 @@ def test_generated_json_reports_rates_and_costs(capsys: pytest.CaptureFixture[st
         (["--steps", "1"], "steps must be"),
         (["--n", "0"], "--n must be"),
         (["--judge", "calculator", "--figure1"], "Figure 1 needs"),
+        (["--seed", "-1"], "--seed"),  # SeedSequence's ValueError traceback before
     ],
 )
 def test_generated_bad_options_fail_with_one_line(
@@ -58,3 +59,17 @@ def test_a_spent_judge_budget_stops_the_run_and_says_so(capsys: pytest.CaptureFi
     data = json.loads(out)
     assert code == 0 and data["summary"]["debates"] == 4 and data["summary"]["stopped"] == 1
     assert "budget spent" in data["debates"][-1]["reason"] and "stopped" in err
+
+
+def test_a_negative_seed_is_refused_by_the_api_before_any_work(tmp_path) -> None:
+    import asyncio
+
+    from proofgames._errors import ProtocolError
+    from proofgames.language.experiments import generated_games
+    from proofgames.language.report import build_report
+
+    with pytest.raises(ProtocolError, match="seed must be a non-negative integer"):
+        asyncio.run(generated_games(10, 1, seed=-1, protocol="bisection", judge="calculator"))
+    with pytest.raises(ProtocolError, match="seed"):
+        build_report(tmp_path / "report", None, n=1, seed=-5)
+    assert not (tmp_path / "report").exists()

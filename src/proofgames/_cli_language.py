@@ -82,7 +82,9 @@ def _add_generated(lang: typer.Typer, show: Show, fail: Callable[[str], None]) -
         figure1: Annotated[
             bool, typer.Option(help="Decide the disputed step by Figure 1.")
         ] = False,
-        seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
+        seed: Annotated[
+            int, typer.Option(min=0, help="Seed of every random choice (non-negative).")
+        ] = 0,
         max_judge_calls: MaxCalls = None,
         json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
@@ -146,7 +148,9 @@ def _add_report(lang: typer.Typer, console: Console, fail: Callable[[str], None]
         ] = None,
         n: Annotated[int, typer.Option(help="Problems per point (each debated twice).")] = 100,
         figure1_n: Annotated[int, typer.Option(help="Problems per Figure 1 point.")] = 40,
-        seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
+        seed: Annotated[
+            int, typer.Option(min=0, help="Seed of every random choice (non-negative).")
+        ] = 0,
     ) -> None:
         """Run the language report's experiments; write results, tables and figures."""
         from .language.report import build_report

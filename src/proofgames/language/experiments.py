@@ -84,7 +84,14 @@ def _row(out: LanguageOutcome, truth: bool, **extra: Any) -> Row:
     }  # fmt: skip
 
 
+def check_seed(seed: int) -> None:
+    """Refuse (``ProtocolError``) a seed that is not a non-negative integer."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ProtocolError(f"seed must be a non-negative integer, got {seed!r}")
+
+
 def _seeds(seed: int, n: int) -> list[int]:
+    check_seed(seed)
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
 
 

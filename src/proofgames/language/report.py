@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .experiments import generated_games, gsm8k_games, summarize
+from .experiments import check_seed, generated_games, gsm8k_games, summarize
 
 TOKEN_STEPS = (10, 20, 50, 100, 200, 500, 1000)
 RATES = (0.0, 0.05, 0.1, 0.15, 0.2)
@@ -96,6 +96,7 @@ def build_report(
     """Run the experiments, write ``results.json``, the figures and ``report.md``."""
     from ._report_figures import write_figures, write_markdown
 
+    check_seed(seed)  # before the folder is made
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {
         "seed": seed, "n": n, "figure1_n": figure1_n, "accuracy_steps": ACCURACY_STEPS,
