@@ -313,7 +313,8 @@ def _attack_anatomy(runs: list[dict[str, Any]]) -> str:
         "per head, the mean (and least) of that term; the verifier accepts where bias + "
         "terms > 0. *Plus cells*: the share of label-0 images on which the most "
         "plus-shaped head, so placed, sees 4 (and 5) of the plus's five cells as "
-        "1-pixels. Measured (`proofgames.pvg.diagnostics.attack_anatomy`).\n",
+        "1-pixels (none where the attack leaves that head outside the image). Measured "
+        "(`proofgames.pvg.diagnostics.attack_anatomy`).\n",
         "| training | seed | bias | term per head: mean (least) | label-0 accepted | "
         "plus cells 4 / 5 |",
         "|---|---|---|---|---|---|",
