@@ -25,6 +25,7 @@ import numpy as np
 
 from .._errors import ProtocolError
 from ..judging import StepJudge
+from ..protocols._common import check_seed
 from ..stochastic.optimize import optimize_params
 from ._moves import LanguageOutcome
 from .costs import DebateCosts, JudgeBudget, JudgeLedger
@@ -82,12 +83,6 @@ def _row(out: LanguageOutcome, truth: bool, **extra: Any) -> Row:
         "prover_tokens": c.prover_input_tokens + c.prover_output_tokens,
         "cost_usd": c.cost_usd, "reason": out.reason, "disputed_step": out.disputed_step,
     }  # fmt: skip
-
-
-def check_seed(seed: int) -> None:
-    """Refuse (``ProtocolError``) a seed that is not a non-negative integer."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ProtocolError(f"seed must be a non-negative integer, got {seed!r}")
 
 
 def _seeds(seed: int, n: int) -> list[int]:

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .experiments import check_seed, generated_games, gsm8k_games, summarize
+from ..protocols._common import check_seed
+from .experiments import generated_games, gsm8k_games, summarize
 
 TOKEN_STEPS = (10, 20, 50, 100, 200, 500, 1000)
 RATES = (0.0, 0.05, 0.1, 0.15, 0.2)

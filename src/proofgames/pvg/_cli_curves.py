@@ -37,8 +37,8 @@ SHOWN = (
 """The last-row figures the table shows (when the run logs them)."""
 
 
-def run_curve(folder: Path, until: int = 2**62) -> dict[str, Any]:
-    """One run folder's logged series up to game step ``until``, labelled as the report's.
+def run_curve(folder: Path, until: int | None = None) -> dict[str, Any]:
+    """One run folder's logged series (up to game step ``until``), labelled as the report's.
 
     The settings come from ``config.json`` (a finished run) or ``state.pt`` (a run still
     training); each series is read from ``metrics.jsonl``, a line torn by a kill dropped.
@@ -60,9 +60,9 @@ def run_curve(folder: Path, until: int = 2**62) -> dict[str, Any]:
         raise PVGError(f"{folder} holds neither config.json nor {STATE_FILE}: not a run")
     if not (folder / METRICS_FILE).is_file():
         raise PVGError(f"{folder} has no {METRICS_FILE} yet")
-    rows = logged_rows(folder, until)
+    rows = logged_rows(folder, 2**62 if until is None else until)
     if not rows:
-        upto = " yet" if until >= 2**62 else f" up to step {until}"
+        upto = " yet" if until is None else f" up to step {until}"
         raise PVGError(f"{folder} has logged no metric row{upto}")
     if not isinstance(config, dict) or not isinstance(config.get("seed"), int):
         raise PVGError(f"{folder}: its settings name no seed")
@@ -93,7 +93,7 @@ def curves_command(
     """
     try:
         check_file_to_write(out, "--out")
-        curves = [run_curve(folder, 2**62 if until is None else until) for folder in runs]
+        curves = [run_curve(folder, until) for folder in runs]
         plot_learning(curves, out)
     except ProofgamesError as exc:
         fail(str(exc))

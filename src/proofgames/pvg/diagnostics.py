@@ -175,7 +175,7 @@ def head_diagnostics(
     except PVGError as exc:
         attack = {"skipped": str(exc)}
     return {
-        "blind_heads": _blind_share(_half_extent(verifier), x, y, centres),
+        "blind_heads": _blind_share(_plus_verifier(verifier).half_extent, x, y, centres),
         "on_the_plus": _plus_share(x, y, centres, tolerance=0.5),
         "plus_alignment": plus_alignment(verifier),
         "attack": attack,
@@ -230,7 +230,8 @@ def blind_heads(
     also passes no gradient back to its shift.  Reported separately for label-1 and
     label-0 images (a head blind on one label only is a *tell*).
     """
-    return _blind_share(_half_extent(verifier), *_head_centres(task, prover, verifier, n, seed))
+    half = _plus_verifier(verifier).half_extent
+    return _blind_share(half, *_head_centres(task, prover, verifier, n, seed))
 
 
 def on_the_plus(
@@ -286,10 +287,6 @@ def _plus_verifier(verifier: nn.Module) -> PlusVerifier:
     if not isinstance(verifier, PlusVerifier):
         raise TypeError("head diagnostics need a PlusVerifier")
     return verifier
-
-
-def _half_extent(verifier: nn.Module) -> float:
-    return _plus_verifier(verifier).half_extent
 
 
 def _blind_share(half: float, x: Tensor, y: Tensor, centres: Tensor) -> dict[str, list[float]]:

@@ -78,8 +78,7 @@ def _axis_places(verifier: PlusVerifier) -> Tensor:
     that resamples, e.g. 10x10 samples of a 5x5 region): between those places every
     sample's bilinear weights are linear in the centre.
     """
-    size, g = verifier.size, verifier.glimpse
-    spacing = size / (g * verifier.zoom)
+    size, g, spacing = verifier.size, verifier.glimpse, verifier.spacing
     whole = spacing >= 1 - 1e-9 and abs(spacing - round(spacing)) <= 1e-9
     inverse = spacing < 1 and abs(1 / spacing - round(1 / spacing)) <= 1e-9
     if not (whole or inverse):
