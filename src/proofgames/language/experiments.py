@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import ProtocolError
+from .._seeds import check_seed
 from ..judging import StepJudge
-from ..protocols._common import check_seed
 from ..stochastic.optimize import optimize_params
 from ._moves import LanguageOutcome
 from .costs import DebateCosts, JudgeBudget, JudgeLedger

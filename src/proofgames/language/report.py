@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..protocols._common import check_seed
+from .._seeds import check_seed
 from .experiments import generated_games, gsm8k_games, summarize
 
 TOKEN_STEPS = (10, 20, 50, 100, 200, 500, 1000)

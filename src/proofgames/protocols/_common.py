@@ -17,9 +17,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .._errors import ProofgamesError, ProtocolError
+from .._errors import ProofgamesError
 from .._oracle import PARTIES, Oracle, OracleLedger, OracleView
 from .._registry import StrategySpec
+from .._seeds import check_seed
 from ..wire import Malformed
 
 T = TypeVar("T")
@@ -419,17 +420,6 @@ class Debate:
             costs,
             forfeit=self.blamed[0] if self.blamed else None,
         )
-
-
-def check_seed(seed: object) -> int | None:
-    """A root seed: a non-negative integer, or ``None`` for fresh entropy.
-
-    Raises:
-        ProtocolError: naming the bad seed.
-    """
-    if seed is None or (type(seed) is int and seed >= 0):
-        return seed
-    raise ProtocolError(f"seed must be a non-negative integer (or None), got {seed!r}")
 
 
 def spawn_rngs(seed: int | None, n: int) -> list[np.random.Generator]:

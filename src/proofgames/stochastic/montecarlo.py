@@ -35,6 +35,7 @@ from scipy import stats
 from .._errors import ProofgamesError, ProtocolError
 from .._jsonout import dumps
 from .._readme import write_atomic
+from .._seeds import check_seed
 from .._store import ResultStore
 from ..executors import InlineExecutor, make_executor, map_items
 from ._chunks import Tally, run_chunk
@@ -304,8 +305,7 @@ def _built(cells: Sequence[Cell], max_steps: int | None) -> list[Cell]:
 def _check(debates: int, seed: int, interval: str) -> None:
     if type(debates) is not int or debates <= 0:
         raise ProtocolError(f"debates must be a positive integer, got {debates!r}")
-    if type(seed) is not int or seed < 0:
-        raise ProtocolError(f"seed must be a non-negative integer, got {seed!r}")
+    check_seed(seed, optional=False)
     if interval not in ("clopper-pearson", "wilson"):
         raise ProtocolError(f"interval must be 'clopper-pearson' or 'wilson', got {interval!r}")
 

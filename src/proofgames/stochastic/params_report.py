@@ -40,6 +40,7 @@ from matplotlib.figure import Figure
 
 from .._errors import ProofgamesError
 from .._readme import check_block, replace_block, write_atomic
+from .._seeds import check_seed
 from ..executors import map_items
 from ._report_text import table
 from .hypothesis import guarantee, machine_params
@@ -380,8 +381,7 @@ def write_params_report(
     """
     if isinstance(debates, bool) or not isinstance(debates, int) or debates <= 0:
         raise ProofgamesError(f"debates must be a positive integer, got {debates!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ProofgamesError(f"seed must be a non-negative integer, got {seed!r}")
+    check_seed(seed, optional=False)
     if "\x00" in str(out):
         raise ProofgamesError(f"{str(out)!r} cannot name a folder: it holds a NUL byte")
     if out.exists() and not out.is_dir():

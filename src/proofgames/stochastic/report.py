@@ -40,6 +40,7 @@ from matplotlib.figure import Figure  # the object API: importing this sets no b
 
 from .._errors import ProofgamesError
 from .._readme import check_block, replace_block, write_atomic
+from .._seeds import check_seed
 from ..strategies import strategy_names
 from ._report_text import Sections, report_markdown, summary_markdown
 from .hypothesis import (
@@ -338,8 +339,7 @@ def check_report_args(out: Path, debates: int, seed: int, readme: Path | None = 
     """
     if isinstance(debates, bool) or not isinstance(debates, int) or debates <= 0:
         raise ProofgamesError(f"debates must be a positive integer, got {debates!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ProofgamesError(f"seed must be a non-negative integer, got {seed!r}")
+    check_seed(seed, optional=False)
     if readme is not None:
         check_block(readme, README_BLOCK)
     if "\x00" in str(out):
