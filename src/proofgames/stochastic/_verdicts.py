@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from .._errors import ProtocolError
 from .model import FloatArray
@@ -134,6 +133,8 @@ class _Table:
 
 @functools.lru_cache(maxsize=64)
 def _cdf(samples: int, p: float) -> _Table:
+    from scipy import stats  # imported here: it takes 0.4 s
+
     counts = support(samples, p)
     keys = np.concatenate([[counts[0] - 1], counts])
     return _Table(int(keys[0]), np.asarray(stats.binom.cdf(keys, samples, p), dtype=np.float64))
@@ -153,6 +154,8 @@ def support(samples: int, p: float) -> IntArray:
     Found by bisection on the Binomial cdf and survival function (``scipy``'s ``isf`` is not
     reliable this far out).
     """
+    from scipy import stats  # imported here: it takes 0.4 s
+
     lo = _first(lambda k: float(stats.binom.cdf(k, samples, p)) > TAIL, 0, samples)
     hi = _first(lambda k: float(stats.binom.sf(k, samples, p)) <= TAIL, 0, samples)
     return np.arange(lo, hi + 1, dtype=np.int64)

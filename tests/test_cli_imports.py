@@ -1,0 +1,33 @@
+"""The command line starts without the heavy optional libraries.
+
+``proofgames --help`` and every command import ``proofgames.cli``. Loading SciPy's
+statistics (about 0.4 s), PyTorch, Inspect AI or matplotlib's pyplot there would slow
+every call, so each is imported where a command first needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("scipy.stats", "torch", "inspect_ai", "matplotlib.pyplot", "dask.distributed")
+
+
+def test_importing_the_cli_loads_no_heavy_library() -> None:
+    code = (
+        "import json, sys\n"
+        "import proofgames.cli\n"
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
+
+
+def test_an_estimate_still_gets_its_interval_from_scipy() -> None:
+    from proofgames.stochastic.montecarlo import clopper_pearson_interval, wilson_interval
+
+    lo, hi = clopper_pearson_interval(0, 10)
+    assert lo == 0.0 and abs(hi - (1 - 0.025 ** (1 / 10))) < 1e-12  # closed form at 0 successes
+    wlo, whi = wilson_interval(5, 10)
+    assert 0.0 < wlo < 0.5 < whi < 1.0 and abs((wlo + whi) / 2 - 0.5) < 1e-12
