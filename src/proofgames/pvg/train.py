@@ -41,8 +41,9 @@ the agents and the configuration go to a checkpoint.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -214,68 +215,117 @@ def train(
         state = load_training_state(resume)
         check_resumable(task, config, state)
         saved = state, logged_rows(Path(resume), state.step)
-    start = time.perf_counter()
-    torch.manual_seed(config.seed)  # weight init and Gumbel noise
-    data_gen = torch.Generator().manual_seed(config.seed)
-    eval_x, eval_y = (t.to(device) for t in task.sample(config.eval_size, data_gen))
-    game = Game(task, config, device, data_gen)
-    if agents is not None:
-        game.use_agents(*agents)
-    game.closed_form = use_closed_form(task, config.best_response, config.formulation)
-    verifier_steps, prover_steps = config.step_counts()
-    run = RunRecord()
-    if saved is not None:
-        state, rows = saved
-        game.restore_from(state, Path(resume or ""))
-        prover_steps = state.prover_steps
-        run = RunRecord.from_state(state, rows)
-    else:
-        for _ in range(config.pretrain_steps):
-            game.pretrain_step()
-        if observe is not None:
-            observe(0, game.prover, game.verifier)
-
-    log = open_log(config, run.metrics)
-    board = open_tensorboard(config, run.step)
-    stress_seconds = 0.0
-    step, saved_at = run.step, None
-    with _progress(task, config) as bar:
-        bar_task = bar.add_task("train", total=config.steps, completed=run.step, acc="-")
-        stopped = config.stop_when_sound and run.sound_at is not None
-        for step in range(run.step + 1, run.step + 1 if stopped else config.steps + 1):
-            losses = game.play(verifier_steps, prover_steps)
-            prover_steps = _adapted(config, run, prover_steps, losses["train_accuracy"])
-            last = step == config.steps
-            stress_now = config.stress_every > 0 and (last or step % config.stress_every == 0)
-            if last or stress_now or step % config.log_every == 0:
-                row: Metrics = {"step": step, "prover_steps": prover_steps, **losses}
-                row.update(_evaluation(task, game, eval_x, eval_y, config.seed))
-                if stress_now:
-                    clock = (start, stress_seconds)
-                    stress_seconds = _stress(task, game, config, run, row, step, clock)
-                row["seconds"] = round(run.train_seconds(start, stress_seconds), 4)
-                run.metrics.append(row)
-                if observe is not None:
-                    observe(step, game.prover, game.verifier)
-                if log is not None:
-                    log.append(row)
-                if board is not None:
-                    board_row(board, task.name, row)
+    run = _Run(task, config, time.perf_counter(), observe)
+    run.start(device, saved, Path(resume or ""), agents)
+    verifier_steps = config.step_counts()[0]
+    first = step = run.record.step
+    saved_at = None
+    with _progress(task, config) as bar, run.outputs():
+        bar_task = bar.add_task("train", total=config.steps, completed=first, acc="-")
+        stopped = config.stop_when_sound and run.record.sound_at is not None
+        for step in range(first + 1, first + 1 if stopped else config.steps + 1):
+            losses = run.game.play(verifier_steps, run.prover_steps)
+            run.prover_steps = _adapted(config, run.record, run.prover_steps,
+                                        losses["train_accuracy"])  # fmt: skip
+            stress_now = config.stress_every > 0 and (
+                step == config.steps or step % config.stress_every == 0
+            )
+            if stress_now or step == config.steps or step % config.log_every == 0:
+                row = run.log(step, losses, stress_now)
                 bar.update(bar_task, advance=1, acc=f"{row['verifier_accuracy']:.3f}")
             else:
                 bar.advance(bar_task)
             if config.checkpoint_every and step % config.checkpoint_every == 0:
-                save_state(task, config, game, run, step, prover_steps, start, stress_seconds)
+                run.save(step)
                 saved_at = step
-            if config.stop_when_sound and run.sound_at is not None:
+            if config.stop_when_sound and run.record.sound_at is not None:
                 break
-    if log is not None:
-        log.close()
-    if board is not None:
-        board.close()
     if config.checkpoint_every and saved_at != step:  # not saved at this step yet
-        save_state(task, config, game, run, step, prover_steps, start, stress_seconds)
-    return _result(task, config, game, run, step, (start, stress_seconds), (eval_x, eval_y))
+        run.save(step)
+    clock = (run.clock, run.stress_seconds)
+    return _result(task, config, run.game, run.record, step, clock, run.evaluation)
+
+
+@dataclass
+class _Run:
+    """One training run in progress: its game, record, evaluation batch and outputs."""
+
+    task: PVGTask
+    config: TrainConfig
+    clock: float  # when this call started (``time.perf_counter``)
+    observe: Observer | None
+    stress_seconds: float = 0.0
+    prover_steps: int = 0
+    game: Game = field(init=False)
+    record: RunRecord = field(init=False)
+    evaluation: tuple[torch.Tensor, torch.Tensor] = field(init=False)
+    _log: Any = None
+    _board: Any = None
+
+    def start(
+        self,
+        device: torch.device,
+        saved: tuple[Any, list[Metrics]] | None,
+        source: Path,
+        agents: tuple[nn.Module, nn.Module] | None,
+    ) -> None:
+        """Seed, sample the evaluation batch, build the game; restore or pretrain it."""
+        task, config = self.task, self.config
+        torch.manual_seed(config.seed)  # weight init and Gumbel noise
+        data_gen = torch.Generator().manual_seed(config.seed)
+        eval_x, eval_y = task.sample(config.eval_size, data_gen)
+        self.evaluation = eval_x.to(device), eval_y.to(device)
+        self.game = Game(task, config, device, data_gen)
+        if agents is not None:
+            self.game.use_agents(*agents)
+        self.game.closed_form = use_closed_form(task, config.best_response, config.formulation)
+        self.prover_steps = config.step_counts()[1]
+        self.record = RunRecord()
+        if saved is not None:
+            state, rows = saved
+            self.game.restore_from(state, source)
+            self.prover_steps = state.prover_steps
+            self.record = RunRecord.from_state(state, rows)
+            return
+        for _ in range(config.pretrain_steps):
+            self.game.pretrain_step()
+        if self.observe is not None:
+            self.observe(0, self.game.prover, self.game.verifier)
+
+    @contextmanager
+    def outputs(self) -> Iterator[None]:
+        """Open the metric log and TensorBoard writer for the loop; close them after it."""
+        self._log = open_log(self.config, self.record.metrics)
+        self._board = open_tensorboard(self.config, self.record.step)
+        try:
+            yield
+        finally:
+            for out in (self._log, self._board):
+                if out is not None:
+                    out.close()
+
+    def log(self, step: int, losses: Metrics, stress_now: bool) -> Metrics:
+        """Evaluate (and stress-test) after game step ``step``; record and write the row."""
+        game, record = self.game, self.record
+        row: Metrics = {"step": step, "prover_steps": self.prover_steps, **losses}
+        row.update(_evaluation(self.task, game, *self.evaluation, self.config.seed))
+        if stress_now:
+            clock = (self.clock, self.stress_seconds)
+            self.stress_seconds = _stress(self.task, game, self.config, record, row, step, clock)
+        row["seconds"] = round(record.train_seconds(self.clock, self.stress_seconds), 4)
+        record.metrics.append(row)
+        if self.observe is not None:
+            self.observe(step, game.prover, game.verifier)
+        if self._log is not None:
+            self._log.append(row)
+        if self._board is not None:
+            board_row(self._board, self.task.name, row)
+        return row
+
+    def save(self, step: int) -> None:
+        """Write the resumable training state after game step ``step``."""
+        save_state(self.task, self.config, self.game, self.record, step, self.prover_steps,
+                   self.clock, self.stress_seconds)  # fmt: skip
 
 
 def _progress(task: PVGTask, config: TrainConfig) -> Progress:
