@@ -1,10 +1,11 @@
 """Property-based fuzzing of the ``pvg`` commands (needs the ``pvg`` extra).
 
 Hypothesis generates hostile values for the options of ``pvg train``, ``stress``,
-``diagnose``, ``report`` and ``reproduce``: wrong types, huge and negative numbers, NaN,
-junk names, unknown devices, and checkpoint or results files that are empty, truncated,
-corrupt, renamed or missing. Every run must succeed or refuse with exit code 2 and a
-message, never a traceback, and write nothing outside its working folder.
+``diagnose``, ``report``, ``reproduce`` and ``start-gradient``: wrong types, huge and
+negative numbers, NaN, junk names, unknown devices, and checkpoint or results files that
+are empty, truncated, corrupt, renamed or missing. Every run must succeed or refuse with
+exit code 2 and a message, never a traceback, and write nothing outside its working
+folder.
 
 Half the cases are clean (all values valid, the checkpoint intact), so real runs happen.
 Values that would make a valid run long (steps, batch sizes, attack budgets) are capped so
@@ -33,7 +34,7 @@ FAST = settings(  # a valid run trains, so fewer cases by default than the other
 
 CAPS = {"--steps": 3, "--batch-size": 16, "--eval-size": 16, "--prover-steps": 3,
         "--lbfgs-max-iter": 3, "--n": 16, "--stress-every": 2, "--verifier-steps": 2,
-        "--threads": 1, "--checkpoint-every": 2}  # fmt: skip
+        "--threads": 1, "--checkpoint-every": 2, "--size": 64}  # fmt: skip
 
 
 DEVICES = mostly(st.just("cpu"), st.one_of(st.sampled_from(["cuda", "cuda:7", "tpu", "mps"]),
@@ -235,3 +236,15 @@ def test_pvg_reproduce_refuses_bad_values_before_any_work(
     args = ["pvg", "reproduce", "--seeds", seeds, "--out", "rep", *flat(opts), *flags]
     check(args, workdir)
     assert not (workdir / "rep").exists() or not any((workdir / "rep").rglob("*.pt"))
+
+
+@FAST
+@given(
+    error=option("--error", REALS),
+    idle=option("--idle-weight", REALS),
+    size=option("--size", SMALL),
+    seed=option("--seed", SMALL),
+    json_=st.sampled_from([[], ["--json"]]),
+)
+def test_pvg_start_gradient_never_crashes(workdir: Path, **opts: list[str]) -> None:
+    check(tame(["pvg", "start-gradient", *flat(opts)], ("--size",)), workdir)

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from .._errors import ProofgamesError
 from ._cli_support import Device, Json, Threads, check_options, echo_json, fail, use_threads
@@ -110,3 +111,61 @@ def stability_command(
             f"{run['formulation']:>14} {run['update']:>12}  error {run['error_px']:g} px: {kept}"
         )
     console.print(f"results: {out / 'stability.json'}")
+
+
+def start_gradient_command(
+    error: Annotated[
+        list[float] | None,
+        typer.Option(
+            "--error", help="The pointing prover's rms error in pixels (repeatable; default 0)."
+        ),
+    ] = None,
+    idle_weight: Annotated[
+        list[float] | None,
+        typer.Option(
+            "--idle-weight",
+            help="Set every weight of the idle heads (1, 2, ...) to this first (repeatable; "
+            "default 0, the hand-set start, and 0.03, where 100 Adam steps of one sign take "
+            "them).",
+        ),
+    ] = None,
+    size: Annotated[int, typer.Option(help="Images in the batch (2 to 100,000).")] = 4096,
+    seed: Annotated[int, typer.Option(help="Seed of the images and the pointing error.")] = 0,
+    threads: Threads = None,
+    json_output: Json = False,
+) -> None:
+    """The verifier's loss gradient at the hand-set sound FindThePlus protocol.
+
+    For each pointing error and idle-head weight, on messages from the pointing prover
+    (what simultaneous play trains on) and from the exhaustive search (what verifier-first
+    play against the exact prover trains on). A negative gradient grows the weight.
+    Nothing is written.
+    """
+    from .find_the_plus import FindThePlus
+    from .start_gradient import NEGATIVES, start_gradient
+
+    use_threads(threads)
+    task = FindThePlus()
+    rows = []
+    try:
+        for e in error or [0.0]:
+            for w in idle_weight if idle_weight is not None else [0.0, 0.03]:
+                for negatives in NEGATIVES:
+                    rows.append(start_gradient(task, e, negatives=negatives, size=size,
+                                               seed=seed, idle_weight=w))  # fmt: skip
+    except ProofgamesError as exc:
+        fail(str(exc))
+    if json_output:
+        echo_json({"rows": rows})
+        return
+    table = Table(title="dL/dw at the hand-set sound verifier (negative: the weight grows)")
+    for name in ("error px", "idle weight", "messages", "label-0 logit", "bias",
+                 "plus cells", "idle heads (mean)", "idle heads (max)"):  # fmt: skip
+        table.add_column(name, justify="right")
+    for r in rows:
+        table.add_row(
+            f"{r['error_px']:g}", f"{r['idle_weight']:g}", r["negatives"],
+            f"{r['label0_logit']:.2f}", f"{r['bias']:+.4f}", f"{r['plus_cells']:+.4f}",
+            f"{r['idle_heads']:+.4f}", f"{r['idle_heads_max']:+.4f}",
+        )  # fmt: skip
+    console.print(table)

@@ -18,7 +18,7 @@ from .._cli_executors import ExecutorOption, SchedulerOption, sweep_bar
 from .._errors import ProofgamesError
 from ._cli_curves import curves_command
 from ._cli_diagnose import diagnose_command
-from ._cli_stability import stability_command
+from ._cli_stability import stability_command, start_gradient_command
 from ._cli_support import (
     Device,
     Json,
@@ -468,5 +468,6 @@ def report_command(
 app.command("curves")(curves_command)
 app.command("diagnose")(diagnose_command)
 app.command("stability")(stability_command)
+app.command("start-gradient")(start_gradient_command)
 
 __all__ = ["app", "report_command", "reproduce_command", "stress_command", "train_command"]

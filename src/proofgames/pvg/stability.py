@@ -81,6 +81,16 @@ def sound_verifier(task: FindThePlus, weight: float = 4.0, bias: float = -18.0) 
     return verifier
 
 
+#: The largest pointing error in pixels (ten times the image's side).
+MAX_ERROR_PX = 100.0
+
+
+def check_error(error_px: float) -> None:
+    """Refuse a pointing error that is not a number in ``[0, MAX_ERROR_PX]`` pixels."""
+    if not (math.isfinite(error_px) and 0 <= error_px <= MAX_ERROR_PX):
+        raise PVGError(f"pointing error must be in [0, {MAX_ERROR_PX:g}] px, got {error_px}")
+
+
 class PointingProver(nn.Module):
     """Points head 0 at the plus, off by a fixed error per image, plus a learned message.
 
@@ -97,8 +107,7 @@ class PointingProver(nn.Module):
 
     def __init__(self, task: FindThePlus, error_px: float = 0.0, seed: int = 0) -> None:
         super().__init__()
-        if not (math.isfinite(error_px) and error_px >= 0):
-            raise PVGError(f"pointing error must be a finite number >= 0, got {error_px}")
+        check_error(error_px)
         self.error_px, self.size = error_px, task.size
         self.learned = task.make_prover()
         assert isinstance(self.learned, PlusProver)
@@ -198,8 +207,7 @@ class StabilitySettings:
         if not self.errors_px:
             raise PVGError("errors_px must name at least one pointing error")
         for error in self.errors_px:
-            if not (math.isfinite(error) and error >= 0):
-                raise PVGError(f"pointing error must be a finite number >= 0, got {error}")
+            check_error(error)
 
     def games(self) -> list[tuple[str, str]]:
         """``(formulation, update)`` of each run per pointing error."""
