@@ -66,3 +66,21 @@ def test_a_long_profile_reproduction_keeps_pointing_and_exact_specificity_curves
     assert (tmp_path / "runs" / "find-the-plus-pvg-s0" / "state.pt").is_file()
     write_report(results, tmp_path / "report")
     assert (tmp_path / "report" / "ftp_learning.png").is_file()
+
+
+LONG_RUNS = Path(__file__).parent.parent / "reports" / "pvg-long" / "runs"
+
+
+def test_the_committed_long_runs_can_be_resumed_by_this_code():
+    """The long runs take many sessions; a change that orphans their saved states fails here.
+
+    ``pvg reproduce --profile long --resume`` checks every saved run against the settings
+    it would use before any work; this runs that check on the folders in the repository.
+    """
+    from proofgames.pvg._reproduction_plan import prepare_runs_dir
+
+    seeds = sorted(int(p.name.rsplit("-s", 1)[1]) for p in LONG_RUNS.glob("find-the-plus-*-s*"))
+    if not seeds:
+        pytest.skip("no long runs in this checkout")
+    prepare_runs_dir(LONG_RUNS, sorted(set(seeds)), PROFILES["long"], ["find-the-plus"],
+                     resume=True, overwrite=False)  # fmt: skip
