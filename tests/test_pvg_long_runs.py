@@ -79,8 +79,8 @@ def test_the_committed_long_runs_can_be_resumed_by_this_code():
     """
     from proofgames.pvg._reproduction_plan import prepare_runs_dir
 
-    seeds = sorted(int(p.name.rsplit("-s", 1)[1]) for p in LONG_RUNS.glob("find-the-plus-*-s*"))
+    seeds = sorted({int(p.name.rsplit("-s", 1)[1]) for p in LONG_RUNS.glob("find-the-plus-*-s*")})
     if not seeds:
         pytest.skip("no long runs in this checkout")
-    prepare_runs_dir(LONG_RUNS, sorted(set(seeds)), PROFILES["long"], ["find-the-plus"],
+    prepare_runs_dir(LONG_RUNS, seeds, PROFILES["long"], ["find-the-plus"],
                      resume=True, overwrite=False)  # fmt: skip

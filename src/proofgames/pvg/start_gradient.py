@@ -35,9 +35,9 @@ import torch.nn.functional as F
 
 from .._errors import PVGError
 from ._stress_settings import check_seeds
-from .find_the_plus import PLUS_OFFSETS, FindThePlus
+from .find_the_plus import FindThePlus, plus_mask
 from .registry import task_defaults
-from .stability import PointingProver, sound_verifier
+from .stability import PointingProver, check_error, sound_verifier
 
 __all__ = ["MAX_SIZE", "NEGATIVES", "start_gradient"]
 
@@ -98,23 +98,24 @@ def start_gradient(
     if not (math.isfinite(idle_weight) and abs(idle_weight) <= MAX_IDLE_WEIGHT):
         raise PVGError(f"idle_weight must be in [-{MAX_IDLE_WEIGHT:g}, {MAX_IDLE_WEIGHT:g}], "
                        f"got {idle_weight}")  # fmt: skip
-    verifier, prover = sound_verifier(task), PointingProver(task, error_px, seed)
+    check_error(error_px)
+    verifier = sound_verifier(task)
     g = verifier.glimpse
     with torch.no_grad():
         verifier.classifier.weight[0, g * g :] = idle_weight
     x, y = task.sample(size, torch.Generator().manual_seed(seed))
     with torch.no_grad():
-        messages = prover(x).message
         if negatives == "exhaustive":
             messages = task.best_messages(verifier, x)
+        else:
+            messages = PointingProver(task, error_px, seed)(x).message
     logits = verifier(x, messages)
     loss = F.binary_cross_entropy_with_logits(logits, y * (1 - s) + s / 2)
     weight, bias = verifier.classifier.weight, verifier.classifier.bias
     grad_w, grad_b = torch.autograd.grad(loss, [weight, bias])
     heads = grad_w.view(verifier.heads, g, g)
-    plus = torch.zeros(g, g, dtype=torch.bool)
-    for dr, dc in PLUS_OFFSETS:
-        plus[g // 2 + dr, g // 2 + dc] = True
+    centre = torch.tensor([g // 2])
+    plus = plus_mask(centre, centre, g)[0]  # head 0's five plus cells
     idle = heads[1:]
     return {
         "error_px": error_px,
