@@ -55,6 +55,7 @@ def test_set_sizes_the_stress_tests_of_a_run(tmp_path):
         ("eval_size=2.5", "eval_size must be int"),
         ("eval_size=0", "eval_size"),
         ("aux_weight=nan", "aux_weight must be a finite float"),
+        ("verifier_weight_decay=-1", "verifier_weight_decay must be a finite number >= 0"),
         ("adaptive_window", "is not KEY=VALUE"),
     ],
 )

@@ -56,6 +56,23 @@ def stability_command(
         int, typer.Option(min=1, help="Held-out images of each certification.")
     ] = 500,
     seed: Annotated[int, typer.Option(help="Seed of the games, images and errors.")] = 0,
+    heads: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=16,
+            help="The verifier's heads (the paper's 4 by default); the hand-set protocol "
+            "uses head 0 and leaves the others idle.",
+        ),
+    ] = 4,
+    verifier_weight_decay: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            help="L2 penalty on the verifier's weights (not its biases), added to its "
+            "gradient before Adam's step; 0 (the paper's) adds none.",
+        ),
+    ] = 0.0,
     out: Annotated[Path, typer.Option(help="Folder for stability.json and stability.png.")] = Path(
         "reports/pvg-stability"
     ),
@@ -70,6 +87,7 @@ def stability_command(
     correction; each formulation and update rule plays from there, and the exhaustive
     search certifies the verifier every CERTIFY_EVERY steps.
     """
+    from .find_the_plus import FindThePlus
     from .stability import StabilitySettings, plot_stability, run_stability, stability_table
 
     used_threads = use_threads(threads)
@@ -85,11 +103,12 @@ def stability_command(
         updates=tuple(update) if update else defaults.updates,
         seed=seed,
         device=device,
+        verifier_weight_decay=verifier_weight_decay,
     )
     try:
         settings.validate()
         check_folder(out, "--out")
-        results = run_stability(settings)
+        results = run_stability(settings, FindThePlus(heads=heads))
         results["threads"] = used_threads
         out.mkdir(parents=True, exist_ok=True)
         write_json(out / "stability.json", results, indent=2)

@@ -166,6 +166,7 @@ SETTABLE = (
     "max_prover_steps",
     "pretrain_steps",
     "aux_weight",
+    "verifier_weight_decay",
     "eval_size",
     "log_every",
 )

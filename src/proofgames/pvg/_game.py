@@ -29,6 +29,25 @@ class ClosedFormResponse(Protocol):
         ...
 
 
+def verifier_optimizer(verifier: nn.Module, config: TrainConfig) -> torch.optim.Adam:
+    """The verifier's Adam, at ``config.verifier_lr`` (else ``config.lr``).
+
+    With ``config.verifier_weight_decay`` > 0 its parameters of two or more dimensions
+    (weights, kernels) carry that L2 penalty and the others (biases) none; at 0 it has one
+    parameter group, as runs saved before the option had.
+    """
+    lr = config.lr if config.verifier_lr is None else config.verifier_lr
+    decay = config.verifier_weight_decay
+    if not decay:
+        return torch.optim.Adam(verifier.parameters(), lr=lr)
+    params = list(verifier.parameters())
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": decay},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    return torch.optim.Adam([g for g in groups if g["params"]], lr=lr)
+
+
 class Game:
     """The two players, their optimizers and the update rules of one game step."""
 
@@ -39,8 +58,7 @@ class Game:
         self.prover = task.make_prover().to(device).train()
         self.verifier = task.make_verifier().to(device).train()
         self.prover_opt = torch.optim.Adam(self.prover.parameters(), lr=config.lr)
-        verifier_lr = config.lr if config.verifier_lr is None else config.verifier_lr
-        self.verifier_opt = torch.optim.Adam(self.verifier.parameters(), lr=verifier_lr)
+        self.verifier_opt = verifier_optimizer(self.verifier, config)
         self.collaborative = config.formulation == "collaborative"
         self.closed_form = False
 
@@ -49,8 +67,7 @@ class Game:
         self.prover = copy.deepcopy(prover).to(self.device).train().requires_grad_(True)
         self.verifier = copy.deepcopy(verifier).to(self.device).train().requires_grad_(True)
         self.prover_opt = torch.optim.Adam(self.prover.parameters(), lr=self.config.lr)
-        verifier_lr = self.config.lr if self.config.verifier_lr is None else self.config.verifier_lr
-        self.verifier_opt = torch.optim.Adam(self.verifier.parameters(), lr=verifier_lr)
+        self.verifier_opt = verifier_optimizer(self.verifier, self.config)
 
     def state_dicts(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Copies of both players' weights."""

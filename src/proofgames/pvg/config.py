@@ -45,6 +45,13 @@ class TrainConfig:
             ``verifier_lr`` is set (PyTorch's other Adam defaults).
         verifier_lr: the verifier's own learning rate (the paper's proof of Theorem 4
             assumes the verifier learns faster than the prover).
+        verifier_weight_decay: ``λ >= 0``, an L2 penalty ``λ ||W||² / 2`` on the
+            verifier's weight matrices and kernels (parameters of two or more
+            dimensions; biases and other vectors are not penalized), added to its
+            gradient before Adam's normalization (``torch.optim.Adam``'s coupled
+            ``weight_decay``, not AdamW's decoupled decay). 0, the default and the
+            paper's, adds nothing. Not a setting of the paper: a remedy on the
+            verifier's side (see ``docs/find-the-plus.md``).
         verifier_steps: verifier updates per game step (default 1 for verifier-first,
             else 5).
         prover_steps: prover updates per game step (default 5 for verifier-first, else 1).
@@ -103,6 +110,7 @@ class TrainConfig:
     batch_size: int = 2000
     lr: float = 3e-4
     verifier_lr: float | None = None
+    verifier_weight_decay: float = 0.0
     verifier_steps: int | None = None
     prover_steps: int | None = None
     adaptive_threshold: float | None = None
@@ -165,8 +173,12 @@ class TrainConfig:
         for name, rate in (("lr", self.lr), ("verifier_lr", self.verifier_lr)):
             if rate is not None and not (math.isfinite(rate) and rate > 0):
                 raise PVGError(f"{name} must be a positive finite number, got {rate}")
-        if not (math.isfinite(self.aux_weight) and self.aux_weight >= 0):
-            raise PVGError(f"aux_weight must be a finite number >= 0, got {self.aux_weight}")
+        for name, value in (
+            ("aux_weight", self.aux_weight),
+            ("verifier_weight_decay", self.verifier_weight_decay),
+        ):
+            if not (math.isfinite(value) and value >= 0):
+                raise PVGError(f"{name} must be a finite number >= 0, got {value}")
         if self.checkpoint_every and self.out_dir is None:
             raise PVGError("checkpoint_every needs out_dir (where state.pt is written)")
         if self.tensorboard and self.out_dir is None:

@@ -274,6 +274,9 @@ class FindThePlus(PVGTask):
             :class:`PlusVerifier`; off in the paper).
         pool: the prover's average-pooling window, ``0`` for a global mean pool (see
             :class:`PlusProver`).
+        heads: the verifier's spatial-transformer heads, 1 to 16 (the paper uses 4; at most
+            ``message_dim / 2``, so that each head's shift is a separate linear read of
+            the message and the exhaustive search can send any combination).
         logits: the verifier's class logits, ``1`` or ``2`` (see :class:`PlusVerifier`).
             ``glimpse=10, logits=2`` is the literal spatial-transformer reading: each head
             resamples its 5x5 region to 10x10 (zoom 2, the input's size) and the
@@ -298,16 +301,26 @@ class FindThePlus(PVGTask):
     pool: int = 2
     balanced_ones: bool = False
     logits: int = 1
+    heads: int = 4
 
     def __post_init__(self) -> None:
         if self.logits not in (1, 2):
             raise PVGError(f"find-the-plus: logits must be 1 or 2, got logits={self.logits!r}")
+        if self.heads > self.message_dim // 2:
+            raise PVGError(
+                f"find-the-plus: heads must be at most {self.message_dim // 2} (two message "
+                f"coordinates per head), got heads={self.heads}"
+            )
         if self.size < 3:
             raise PVGError(f"find-the-plus: images must be at least 3x3, got size={self.size}")
         _checked_pool(self.pool)
         check_arguments(
             self.name,
-            at_least={"glimpse": (self.glimpse, 1), "max_repairs": (self.max_repairs, 1)},
+            at_least={
+                "glimpse": (self.glimpse, 1),
+                "max_repairs": (self.max_repairs, 1),
+                "heads": (self.heads, 1),
+            },
             not_negative={"cls_weight": self.cls_weight, "recon_weight": self.recon_weight},
         )
 
@@ -393,6 +406,7 @@ class FindThePlus(PVGTask):
             glimpse=self.glimpse,
             bounded_shifts=self.bounded_shifts,
             logits=self.logits,
+            heads=self.heads,
         )
 
     def best_messages(self, verifier: nn.Module, x: Tensor) -> Tensor:

@@ -176,6 +176,9 @@ class StabilitySettings:
             formulations are sequential and play once).
         seed: seed of the game, the held-out batch and the pointing errors.
         device: where the games are played (``"cpu"``, ``"cuda"``, ``"auto"``).
+        verifier_weight_decay: the verifier's L2 penalty (see
+            :attr:`~proofgames.pvg.config.TrainConfig.verifier_weight_decay`; 0, the
+            paper's, by default).
     """
 
     steps: int = 300
@@ -187,6 +190,7 @@ class StabilitySettings:
     updates: tuple[str, ...] = UPDATES
     seed: int = 0
     device: str = "cpu"
+    verifier_weight_decay: float = 0.0
 
     def validate(self) -> None:
         """Refuse settings under which the experiment cannot run, naming the setting."""
@@ -197,6 +201,9 @@ class StabilitySettings:
             certify_size=self.certify_size,
         )
         check_seeds(seed=self.seed)
+        decay = self.verifier_weight_decay
+        if not (math.isfinite(decay) and decay >= 0):
+            raise PVGError(f"verifier_weight_decay must be a finite number >= 0, got {decay}")
         for name, given, allowed in (
             ("formulation", self.formulations, FORMULATIONS),
             ("update", self.updates, UPDATES),
@@ -230,6 +237,7 @@ def _config(settings: StabilitySettings, formulation: str, update: str) -> Train
         "seed": settings.seed,
         "device": settings.device,
         "progress": False,
+        "verifier_weight_decay": settings.verifier_weight_decay,
     }
     if update != "-":
         values["update"] = update
@@ -317,8 +325,12 @@ def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
 def stability_table(results: dict[str, Any]) -> str:
     """Markdown: per run, when soundness was lost and the last certification's figures."""
     settings = results["settings"]
+    heads = settings["task"].get("heads", 4)
+    decay = settings.get("verifier_weight_decay", 0.0)
+    extra = f", verifier weight decay {decay:g}" if decay else ""
     lines = [
-        f"Hand-set sound verifier, {settings['steps']} game steps at batch "
+        f"Hand-set sound verifier ({heads} head{'s' * (heads != 1)}{extra}), "
+        f"{settings['steps']} game steps at batch "
         f"{settings['batch_size']}, seed {settings['seed']}; certified by exhaustive search "
         f"(exact) on {settings['certify_size']} held-out images every "
         f"{settings['certify_every']} steps. Pointing error: measured rms over the label-1 "
