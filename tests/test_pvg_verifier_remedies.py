@@ -86,7 +86,7 @@ def test_pvg_stability_plays_one_head_with_weight_decay_and_records_both(tmp_pat
     out = tmp_path / "one-head"
     args = ["stability", "--steps", "2", "--certify-every", "1", "--batch-size", "16",
             "--certify-size", "32", "--error", "0", "--formulation", "simultaneous",
-            "--update", "alternating", "--heads", "1", "--verifier-weight-decay", "0.5",
+            "--update", "alternating", "--heads", "1", "--weight-decay", "0.5",
             "--out", str(out)]  # fmt: skip
     ran = CliRunner().invoke(app, args)
     assert ran.exit_code == 0, ran.output

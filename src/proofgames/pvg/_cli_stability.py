@@ -68,9 +68,10 @@ def stability_command(
     verifier_weight_decay: Annotated[
         float,
         typer.Option(
+            "--weight-decay",
             min=0.0,
-            help="L2 penalty on the verifier's weights (not its biases), added to its "
-            "gradient before Adam's step; 0 (the paper's) adds none.",
+            help="The verifier's weight decay: an L2 penalty on its weights (not its "
+            "biases), added to its gradient before Adam's step; 0 (the paper's) adds none.",
         ),
     ] = 0.0,
     out: Annotated[Path, typer.Option(help="Folder for stability.json and stability.png.")] = Path(
