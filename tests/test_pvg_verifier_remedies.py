@@ -107,3 +107,11 @@ def test_pvg_train_takes_weight_decay_and_heads_and_saves_them(tmp_path):
     saved = json.loads((tmp_path / "config.json").read_text())
     assert saved["verifier_weight_decay"] == 0.25
     assert saved["task_args"]["heads"] == 2
+
+
+@pytest.mark.parametrize(("heads", "named"), [("0", "at least 1"), ("17", "at most 16")])
+def test_pvg_stability_refuses_a_head_count_by_name_before_any_work(tmp_path, heads, named):
+    out = tmp_path / "refused"
+    ran = CliRunner().invoke(app, ["stability", "--heads", heads, "--out", str(out)])
+    assert ran.exit_code == 2 and named in ran.output and "Traceback" not in ran.output
+    assert not out.exists()

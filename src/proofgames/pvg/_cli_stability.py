@@ -59,10 +59,8 @@ def stability_command(
     heads: Annotated[
         int,
         typer.Option(
-            min=1,
-            max=16,
-            help="The verifier's heads (the paper's 4 by default); the hand-set protocol "
-            "uses head 0 and leaves the others idle.",
+            help="The verifier's heads, 1 to 16 (the paper's 4 by default); the hand-set "
+            "protocol uses head 0 and leaves the others idle.",
         ),
     ] = 4,
     verifier_weight_decay: Annotated[

@@ -173,12 +173,9 @@ class TrainConfig:
         for name, rate in (("lr", self.lr), ("verifier_lr", self.verifier_lr)):
             if rate is not None and not (math.isfinite(rate) and rate > 0):
                 raise PVGError(f"{name} must be a positive finite number, got {rate}")
-        for name, value in (
-            ("aux_weight", self.aux_weight),
-            ("verifier_weight_decay", self.verifier_weight_decay),
-        ):
-            if not (math.isfinite(value) and value >= 0):
-                raise PVGError(f"{name} must be a finite number >= 0, got {value}")
+        finite_not_negative(
+            aux_weight=self.aux_weight, verifier_weight_decay=self.verifier_weight_decay
+        )
         if self.checkpoint_every and self.out_dir is None:
             raise PVGError("checkpoint_every needs out_dir (where state.pt is written)")
         if self.tensorboard and self.out_dir is None:
@@ -241,6 +238,13 @@ class TrainConfig:
         if "stress_attacks" in values:
             values["stress_attacks"] = tuple(values["stress_attacks"])
         return cls(**values)
+
+
+def finite_not_negative(**values: float) -> None:
+    """Refuse (``PVGError``, naming it) the first value that is not a finite number >= 0."""
+    for name, value in values.items():
+        if not (math.isfinite(value) and value >= 0):
+            raise PVGError(f"{name} must be a finite number >= 0, got {value}")
 
 
 def resolve_device(name: str) -> torch.device:

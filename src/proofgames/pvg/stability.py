@@ -35,6 +35,7 @@ from torch import Tensor, nn
 from .._errors import PVGError
 from ._figures import _figure, save_figure
 from ._stress_settings import check_seeds
+from .config import finite_not_negative
 from .diagnostics import pointing
 from .find_the_plus import PLUS_OFFSETS, FindThePlus, PlusProver, plus_centres
 from .message_search import search_messages
@@ -201,9 +202,7 @@ class StabilitySettings:
             certify_size=self.certify_size,
         )
         check_seeds(seed=self.seed)
-        decay = self.verifier_weight_decay
-        if not (math.isfinite(decay) and decay >= 0):
-            raise PVGError(f"verifier_weight_decay must be a finite number >= 0, got {decay}")
+        finite_not_negative(verifier_weight_decay=self.verifier_weight_decay)
         for name, given, allowed in (
             ("formulation", self.formulations, FORMULATIONS),
             ("update", self.updates, UPDATES),
@@ -325,7 +324,7 @@ def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
 def stability_table(results: dict[str, Any]) -> str:
     """Markdown: per run, when soundness was lost and the last certification's figures."""
     settings = results["settings"]
-    heads = settings["task"].get("heads", 4)
+    heads = settings["task"].get("heads", FindThePlus.heads)  # results saved before heads
     decay = settings.get("verifier_weight_decay", 0.0)
     extra = f", verifier weight decay {decay:g}" if decay else ""
     lines = [
