@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -17,6 +19,7 @@ from proofgames.pvg.stability import (  # noqa: E402
     PointingProver,
     StabilitySettings,
     certify,
+    finished_runs,
     run_stability,
     sound_verifier,
 )
@@ -94,3 +97,74 @@ def test_pvg_stability_writes_its_results_and_figure(tmp_path):
     assert "| 0 | verifier-first | - | kept |" in (out / "stability.md").read_text()
     bad = runner.invoke(app, [*args[:-3], "--update", "sideways", "--out", str(out)])
     assert bad.exit_code == 2 and "sideways" in bad.output
+
+
+def test_progress_reports_each_certification_then_each_finished_run():
+    seen = []
+    results = run_stability(TINY, progress=lambda partial: seen.append(copy.deepcopy(partial)))
+    assert results["complete"] is True
+    assert all(p["complete"] is False for p in seen)
+    shape = [(len(p["runs"]), p["runs"][-1]["finished"], len(p["runs"][-1]["rows"])) for p in seen]
+    assert shape == [(1, False, 1), (1, False, 2), (1, False, 3), (1, True, 3),
+                     (2, False, 1), (2, False, 2), (2, False, 3), (2, True, 3)]  # fmt: skip
+    assert seen[3]["runs"][0]["rows"] == results["runs"][0]["rows"]
+
+
+def test_a_resumed_experiment_reuses_finished_runs_and_matches_an_uninterrupted_one():
+    whole = run_stability(TINY)
+    stopped = {**whole, "complete": False, "runs": [whole["runs"][0], {**whole["runs"][1],
+               "finished": False, "rows": whole["runs"][1]["rows"][:1]}]}  # fmt: skip
+    done = finished_runs(json.loads(json.dumps(stopped)), TINY, FindThePlus())
+    assert [run["update"] for run in done] == ["simultaneous"]  # the unfinished one is played
+    played = []
+    resumed = run_stability(TINY, done=done, progress=lambda p: played.append(p["runs"][-1]))
+    assert {run["update"] for run in played if not run["finished"]} == {"alternating"}
+    assert [run["rows"] for run in resumed["runs"]] == [run["rows"] for run in whole["runs"]]
+
+
+def test_resuming_refuses_results_of_other_settings_naming_them():
+    results = json.loads(json.dumps(run_stability(TINY)))
+    with pytest.raises(ValueError, match=r"steps 2 there, 3 now"):
+        finished_runs(results, replace(TINY, steps=3), FindThePlus())
+    with pytest.raises(ValueError, match=r"heads"):
+        finished_runs(results, TINY, FindThePlus(heads=1))
+    with pytest.raises(ValueError, match="not a stability results file"):
+        finished_runs({"runs": "all of them"}, TINY, FindThePlus())
+
+
+def test_a_stopped_pvg_stability_keeps_what_it_certified_and_resume_finishes_it(
+    tmp_path, monkeypatch
+):
+    from proofgames.pvg import stability
+
+    out = tmp_path / "stability"
+    args = ["stability", "--steps", "2", "--certify-every", "1", "--batch-size", "16",
+            "--certify-size", "32", "--error", "0", "--formulation", "simultaneous",
+            "--out", str(out)]  # fmt: skip
+    calls = []
+
+    def stops_in_the_second_run(*given, **kwargs):
+        calls.append(1)
+        if len(calls) == 5:  # run 1 certifies at steps 0, 1, 2; run 2 at step 0, then stops
+            raise stability.PVGError("stopped by the test")
+        return certify(*given, **kwargs)
+
+    monkeypatch.setattr(stability, "certify", stops_in_the_second_run)
+    stopped = CliRunner().invoke(app, args)
+    assert stopped.exit_code == 2 and "stopped by the test" in stopped.output
+    saved = json.loads((out / "stability.json").read_text())
+    assert saved["complete"] is False
+    assert [(r["update"], r["finished"], len(r["rows"])) for r in saved["runs"]] == [
+        ("simultaneous", True, 3),
+        ("alternating", False, 1),
+    ]
+    assert "unfinished: played to step 0" in (out / "stability.md").read_text()
+    monkeypatch.setattr(stability, "certify", certify)
+    resumed = CliRunner().invoke(app, [*args, "--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    assert "1 finished run(s) reused" in resumed.output
+    final = json.loads((out / "stability.json").read_text())
+    assert final["complete"] is True and final["runs"][0] == saved["runs"][0]
+    assert [len(r["rows"]) for r in final["runs"]] == [3, 3]
+    other = CliRunner().invoke(app, [*args[:2], "3", *args[3:], "--resume"])
+    assert other.exit_code == 2 and "steps 2 there, 3 now" in other.output

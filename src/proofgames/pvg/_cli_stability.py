@@ -7,17 +7,30 @@ that module short).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from .._errors import ProofgamesError
-from ._cli_support import Device, Json, Threads, check_options, echo_json, fail, use_threads
-from ._files import check_folder, write_json, write_text
+from ._cli_support import (
+    Device,
+    Json,
+    Threads,
+    check_options,
+    echo_json,
+    err_console,
+    fail,
+    use_threads,
+)
+from ._files import check_folder, read_json, write_json, write_text
 from ._memory import DEFAULT_MAX_MEMORY_GB
 from .config import FORMULATIONS, UPDATES
+
+if TYPE_CHECKING:
+    from .find_the_plus import FindThePlus
+    from .stability import StabilitySettings
 
 console = Console()
 
@@ -72,9 +85,21 @@ def stability_command(
             "biases), added to its gradient before Adam's step; 0 (the paper's) adds none.",
         ),
     ] = 0.0,
-    out: Annotated[Path, typer.Option(help="Folder for stability.json and stability.png.")] = Path(
-        "reports/pvg-stability"
-    ),
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="Folder for stability.json (rewritten after every certification), "
+            "stability.md and stability.png."
+        ),
+    ] = Path("reports/pvg-stability"),
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            help="Reuse the finished runs of OUT/stability.json (same settings only) and "
+            "play the rest; an unfinished run starts again.",
+        ),
+    ] = False,
     device: Device = "cpu",
     threads: Threads = None,
     json_output: Json = False,
@@ -87,7 +112,7 @@ def stability_command(
     search certifies the verifier every CERTIFY_EVERY steps.
     """
     from .find_the_plus import FindThePlus
-    from .stability import StabilitySettings, plot_stability, run_stability, stability_table
+    from .stability import StabilitySettings, plot_stability
 
     used_threads = use_threads(threads)
     check_options(device, DEFAULT_MAX_MEMORY_GB)
@@ -107,12 +132,9 @@ def stability_command(
     try:
         settings.validate()
         check_folder(out, "--out")
-        results = run_stability(settings, FindThePlus(heads=heads))
-        results["threads"] = used_threads
-        out.mkdir(parents=True, exist_ok=True)
-        write_json(out / "stability.json", results, indent=2)
+        played = FindThePlus(heads=heads), out, used_threads
+        results = _played(settings, *played, resume=resume, chatty=not json_output)
         plot_stability(results, out / "stability.png")
-        write_text(out / "stability.md", stability_table(results))
     except ProofgamesError as exc:
         fail(str(exc))
     summary = [
@@ -129,6 +151,46 @@ def stability_command(
             f"{run['formulation']:>14} {run['update']:>12}  error {run['error_px']:g} px: {kept}"
         )
     console.print(f"results: {out / 'stability.json'}")
+
+
+def _played(
+    settings: StabilitySettings,
+    task: FindThePlus,
+    out: Path,
+    threads: int,
+    *,
+    resume: bool,
+    chatty: bool,
+) -> dict[str, Any]:
+    """Run the experiment, saving the results in ``out`` (with ``threads``) as they grow.
+
+    With ``chatty``, each certification of a run in play is also reported on stderr.
+    """
+    from .stability import finished_runs, run_stability, stability_table
+
+    path = out / "stability.json"
+    done = None
+    if resume and path.exists():
+        done = finished_runs(read_json(path, "stability results"), settings, task)
+        if chatty:
+            err_console.print(f"resuming: {len(done)} finished run(s) reused from {path}")
+
+    def save(partial: dict[str, Any]) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(path, {**partial, "threads": threads}, indent=2)
+        write_text(out / "stability.md", stability_table(partial))
+        run = partial["runs"][-1]
+        if chatty and not run["finished"]:
+            row = run["rows"][-1]
+            err_console.print(
+                f"{run['formulation']} {run['update']} error {run['error_px']:g} px, step "
+                f"{row['step']}: exhaustive specificity {row['exhaustive_specificity']:.3f}, "
+                f"pointing error {row['pointing_error_px']:.2f} px"
+            )
+
+    results = run_stability(settings, task, done=done, progress=save)
+    save(results)
+    return results
 
 
 def start_gradient_command(

@@ -24,7 +24,9 @@ pointing error and the share of label-1 images with a head on the plus.
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -49,6 +51,7 @@ __all__ = [
     "PointingProver",
     "StabilitySettings",
     "certify",
+    "finished_runs",
     "plot_stability",
     "run_stability",
     "sound_verifier",
@@ -243,18 +246,33 @@ def _config(settings: StabilitySettings, formulation: str, update: str) -> Train
     return TrainConfig(**values)
 
 
+#: Called with a partial record (a run as it goes; the whole experiment between runs).
+Progress = Callable[[dict[str, Any]], None]
+
+
 def run_one(
-    task: FindThePlus, settings: StabilitySettings, formulation: str, update: str, error: float
+    task: FindThePlus,
+    settings: StabilitySettings,
+    game: tuple[str, str, float],
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """One run: the game from the hand-set agents, certified as it goes."""
+    """One run of ``game = (formulation, update, error)``: play from the hand-set agents.
+
+    ``progress``, if given, receives the run's record (``"finished": False``) after each
+    certification.
+    """
+    formulation, update, error = game
     gen = torch.Generator().manual_seed(10_000 + settings.seed)
     x, y = task.sample(settings.certify_size, gen)
     rows: list[dict[str, Any]] = []
+    record: dict[str, Any] = {"formulation": formulation, "update": update, "error_px": error}
 
     def observe(step: int, prover: nn.Module, verifier: nn.Module) -> None:
         assert isinstance(verifier, PlusVerifier)
         device = next(verifier.parameters()).device
         rows.append({"step": step, **certify(verifier, prover, x.to(device), y.to(device))})
+        if progress is not None:
+            progress({**record, "finished": False, "lost_at": _lost_at(rows), "rows": rows})
 
     agents = PointingProver(task, error, settings.seed), sound_verifier(task)
     config = _config(settings, formulation, update)
@@ -262,27 +280,88 @@ def run_one(
     for row, logged in zip(rows[1:], result.metrics, strict=True):
         row["verifier_accuracy"] = logged["verifier_accuracy"]
         row["prover_steps"] = logged["prover_steps"]
-    lost = next((row["step"] for row in rows if not row["sound"]), None)
     return {
-        "formulation": formulation,
-        "update": update,
-        "error_px": error,
-        "lost_at": lost,
+        **record,
+        "finished": True,
+        "lost_at": _lost_at(rows),
         "seconds": round(result.seconds, 1),
         "rows": rows,
     }
 
 
+def _lost_at(rows: list[dict[str, Any]]) -> int | None:
+    return next((row["step"] for row in rows if not row["sound"]), None)
+
+
+def _game_of(run: dict[str, Any]) -> tuple[str, str, float]:
+    return run["formulation"], run["update"], float(run["error_px"])
+
+
+def _plan(settings: StabilitySettings) -> list[tuple[str, str, float]]:
+    return [(f, u, e) for e in settings.errors_px for f, u in settings.games()]
+
+
+def _described(settings: StabilitySettings, task: FindThePlus) -> dict[str, Any]:
+    """The settings as a results file records them (JSON types: lists, not tuples)."""
+    described: dict[str, Any] = json.loads(
+        json.dumps({**asdict(settings), "task": task.init_args()})
+    )
+    return described
+
+
+def finished_runs(
+    previous: dict[str, Any], settings: StabilitySettings, task: FindThePlus
+) -> list[dict[str, Any]]:
+    """The finished runs of an earlier results file of the same experiment, to reuse.
+
+    Runs are independent and each is seeded by the settings alone, so a finished run
+    is exactly what playing it again would give.
+
+    Raises:
+        PVGError: ``previous`` is not a results file, or records other settings (named).
+    """
+    if not isinstance(previous, dict) or not isinstance(previous.get("runs"), list):
+        raise PVGError("the results to resume from are not a stability results file")
+    recorded, wanted = previous.get("settings"), _described(settings, task)
+    if recorded != wanted:
+        recorded = recorded if isinstance(recorded, dict) else {}
+        differ = sorted(
+            k for k in wanted.keys() | recorded.keys() if recorded.get(k) != wanted.get(k)
+        )
+        raise PVGError(
+            "the results to resume from were played with other settings: "
+            + ", ".join(f"{k} {recorded.get(k)!r} there, {wanted.get(k)!r} now" for k in differ)
+        )
+    plan = set(_plan(settings))
+    return [
+        run
+        for run in previous["runs"]
+        if isinstance(run, dict) and run.get("finished", True) and _game_of(run) in plan
+    ]
+
+
 def run_stability(
-    settings: StabilitySettings | None = None, task: FindThePlus | None = None
+    settings: StabilitySettings | None = None,
+    task: FindThePlus | None = None,
+    *,
+    done: list[dict[str, Any]] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Every run of the experiment (see the module docstring), as JSON-able data.
 
+    Args:
+        settings: the experiment's scale (defaults: :class:`StabilitySettings`).
+        task: the FindThePlus task played (its defaults: 4 heads).
+        done: finished runs to reuse rather than play (see :func:`finished_runs`).
+        progress: receives the results so far (``"complete": False``, the current run
+            last with ``"finished": False``) after every certification and every run,
+            so that a caller can save them as they grow.
+
     Returns:
-        ``{"settings": ..., "runs": [...]}``; each run has its formulation, update rule,
-        pointing error, ``lost_at`` (the first certified step at which some label-0
-        image of the held-out batch could be made to pass, ``None`` if never) and its
-        certification rows.
+        ``{"settings": ..., "complete": True, "runs": [...]}``; each run has its
+        formulation, update rule, pointing error, ``lost_at`` (the first certified step
+        at which some label-0 image of the held-out batch could be made to pass,
+        ``None`` if never) and its certification rows.
 
     Raises:
         PVGError: invalid settings, or a task whose glimpses the exhaustive search
@@ -293,12 +372,19 @@ def run_stability(
     resolve_device(settings.device)
     task = task or FindThePlus()
     task.check_exhaustive()
-    runs = [
-        run_one(task, settings, formulation, update, error)
-        for error in settings.errors_px
-        for formulation, update in settings.games()
-    ]
-    return {"settings": {**asdict(settings), "task": task.init_args()}, "runs": runs}
+    reuse = {_game_of(run): run for run in done or []}
+    results: dict[str, Any] = {"settings": _described(settings, task), "complete": False}
+    runs: list[dict[str, Any]] = []
+
+    def report(current: dict[str, Any]) -> None:
+        if progress is not None:
+            progress({**results, "runs": [*runs, current]})
+
+    for game in _plan(settings):
+        runs.append(reuse.get(game) or run_one(task, settings, game, report))
+        if progress is not None:
+            progress({**results, "runs": list(runs)})
+    return {**results, "complete": True, "runs": runs}
 
 
 def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
@@ -333,7 +419,12 @@ def stability_table(results: dict[str, Any]) -> str:
         f"{settings['batch_size']}, seed {settings['seed']}; certified by exhaustive search "
         f"(exact) on {settings['certify_size']} held-out images every "
         f"{settings['certify_every']} steps. Pointing error: measured rms over the label-1 "
-        "held-out images.",
+        "held-out images."
+        + (
+            ""
+            if results.get("complete", True)
+            else " **Partial results: not every run has finished.**"
+        ),
         "",
         "| pointing error at step 0 (px rms, set) | formulation | update | soundness lost at "
         "step | last: exhaustive specificity | last: exhaustive recall | last: pointing "
@@ -343,6 +434,8 @@ def stability_table(results: dict[str, Any]) -> str:
     for run in results["runs"]:
         last = run["rows"][-1]
         lost = "kept" if run["lost_at"] is None else str(run["lost_at"])
+        if not run.get("finished", True):  # results saved before "finished" are complete
+            lost += f" (unfinished: played to step {last['step']})"
         lines.append(
             f"| {run['error_px']:g} | {run['formulation']} | {run['update']} | {lost} | "
             f"{last['exhaustive_specificity']:.3f} | {last['exhaustive_recall']:.3f} | "
