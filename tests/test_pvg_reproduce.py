@@ -151,6 +151,10 @@ def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tm
     assert "Table 2" in text and "Table 3" in text and "Theorems 4 vs 5" in text
     assert "plus shape" in text and "Best of the seeds, as the paper selects" in text
     assert "How the exhaustive attack wins" in text
+    for run in smoke_results["find-the-plus"]["runs"]:  # plus shapes, with off-centre offsets
+        shapes = [f"{d['alignment']:.2f}" + (" @ ({:+d}, {:+d})".format(*d["offset"])
+                  if any(d["offset"]) else "") for d in run["plus_detectors"]]  # fmt: skip
+        assert len(shapes) == 4 and f"| {', '.join(shapes)} |" in text
     for name in ("bec_dynamics", "bec_formulations", "ftp_learning", "ftp_gaze"):
         assert (tmp_path / "pvg" / f"{name}.png").stat().st_size > 1000
     assert json.loads((tmp_path / "pvg" / "results.json").read_text())["seeds"] == [0, 1]

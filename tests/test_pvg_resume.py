@@ -5,8 +5,10 @@ from __future__ import annotations
 import importlib
 import json
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import replace
 
 import pytest
@@ -15,6 +17,7 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from proofgames._errors import TrainingStopped  # noqa: E402
 from proofgames.pvg import (  # noqa: E402
     StressConfig,
     TrainConfig,
@@ -332,3 +335,58 @@ def test_cli_reproduce_resume_reuses_the_saved_runs(tmp_path):
     assert again.exit_code == 0, again.output
     assert json.loads(again.output)["find-the-plus"] == json.loads(first.output)["find-the-plus"]
     assert "resumed: 2 of 2 runs" in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+def test_a_run_stopped_by_sigterm_saves_the_step_it_played_and_resumes_exactly(name, tmp_path):
+    task_args, config = GAMES[name]
+    task = make_task(name, **task_args)
+    whole = train(task, replace(config, out_dir=str(tmp_path / "whole")))
+
+    def sigterm_at_step_7(step, prover, verifier):
+        if step == 7:
+            signal.raise_signal(signal.SIGTERM)  # as `kill` would: the handler only notes it
+
+    before = signal.getsignal(signal.SIGTERM)
+    stopped = replace(config, out_dir=str(tmp_path / "stopped"), checkpoint_every=5)
+    with pytest.raises(TrainingStopped, match=r"SIGTERM after game step 7.*resumed"):
+        train(task, stopped, observe=sigterm_at_step_7)
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler is put back
+    assert load_training_state(tmp_path / "stopped").step == 7  # not the periodic save, 5
+    resumed = train(task, stopped, resume=tmp_path / "stopped")
+    assert _rows(resumed.metrics) == _rows(whole.metrics)
+    assert _same_weights(resumed.prover, whole.prover)
+    assert _same_weights(resumed.verifier, whole.verifier)
+
+
+def test_a_run_that_cannot_resume_leaves_sigterm_alone(tmp_path):
+    task_args, config = GAMES["bec"]
+    seen = []
+
+    def look(step, prover, verifier):
+        seen.append(signal.getsignal(signal.SIGTERM))
+
+    before = signal.getsignal(signal.SIGTERM)
+    train(make_task("bec", **task_args), replace(config, steps=2), observe=look)
+    assert len(seen) == 3 and all(handler is before for handler in seen)  # steps 0, 1, 2
+
+
+def test_pvg_train_stopped_by_sigterm_says_how_to_resume_and_keeps_its_rows(tmp_path):
+    folder = tmp_path / "run"
+    command = [sys.executable, "-m", "proofgames", "pvg", "train", "bec", "--steps", "100000",
+               "--set", "log_every=1", "--checkpoint-every", "100000", "--threads", "1",
+               "--out", str(folder)]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    log = folder / "metrics.jsonl"
+    for _ in range(1200):  # until it has logged a few rows (at most two minutes)
+        if process.poll() is not None or (log.exists() and len(log.read_text().splitlines()) >= 3):
+            break
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 2, err.decode()
+    said = " ".join(err.decode().split())
+    assert f"saved in {folder}," in said and "resumed from there" in said
+    state = load_training_state(folder)
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert rows[-1]["step"] == state.step >= 3  # saved after the last step it played

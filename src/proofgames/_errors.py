@@ -39,3 +39,7 @@ class SpecError(RegistryError, ValueError):
 
 class PVGError(ProofgamesError, ValueError):
     """A Prover-Verifier Games input is unusable: a setting, a checkpoint, a file, a folder."""
+
+
+class TrainingStopped(ProofgamesError):
+    """A resumable PVG training run was asked to stop (SIGTERM, SIGINT) and saved its state."""

@@ -93,7 +93,8 @@ class TrainConfig:
             (nothing is written if omitted).
         checkpoint_every: if positive, write the training state (``state.pt`` in
             ``out_dir``) every this many game steps and at the end, so that
-            :func:`train` can resume the run exactly.
+            :func:`train` can resume the run exactly; SIGTERM or SIGINT then saves it
+            after the game step in progress and stops it (``TrainingStopped``).
         tensorboard: also log every metric row as TensorBoard scalars under
             ``out_dir/tensorboard`` (needs the ``tensorboard`` package:
             ``pip install 'proofgames[tensorboard]'``).

@@ -8,6 +8,7 @@ heads whose classifier weights are shaped like a plus (:func:`plus_alignment`).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -89,8 +90,9 @@ def attack_anatomy(verifier: PlusVerifier, x: Tensor, y: Tensor) -> dict[str, An
         message gets accepted (1 minus the exhaustive specificity);
         ``attack_terms`` and ``attack_terms_min``: per head, the mean and the least of
         its term at the attack's place; ``attack_plus_cells``: for the most plus-shaped
-        head, how many label-0 images show it 0, 1, ..., 5 plus cells of 1-pixels at its
-        place (only for glimpses sampled a pixel apart, else ``None``).
+        head (:func:`plus_detectors`), how many label-0 images show it 0, 1, ..., 5 plus
+        cells of 1-pixels where its detector looks (only for glimpses sampled a pixel
+        apart, else ``None``).
     """
     negative = x[y < 0.5]
     if negative.shape[0] == 0:
@@ -109,9 +111,10 @@ def attack_anatomy(verifier: PlusVerifier, x: Tensor, y: Tensor) -> dict[str, An
         "attack_plus_cells": None,
     }
     if verifier.spacing == 1.0 and g % 2 == 1:
-        head = max(enumerate(plus_alignment(verifier)), key=_second)[0]
-        c = g // 2
-        cells = torch.stack([looks[:, head, c + dr, c + dc] for dr, dc in PLUS_OFFSETS], 1)
+        detectors = plus_detectors(verifier)
+        head = max(range(verifier.heads), key=lambda h: float(detectors[h]["alignment"]))
+        r, c = (g // 2 + d for d in detectors[head]["offset"])
+        cells = torch.stack([looks[:, head, r + dr, c + dc] for dr, dc in PLUS_OFFSETS], 1)
         counts = torch.bincount((cells > 0.5).sum(1).cpu(), minlength=len(PLUS_OFFSETS) + 1)
         report["attack_plus_cells"] = [int(v) for v in counts]
     return report
@@ -164,7 +167,9 @@ def _head_centres(
 def head_diagnostics(
     task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 1000, seed: int = 54321
 ) -> dict[str, Any]:
-    """:func:`blind_heads`, :func:`on_the_plus`, :func:`plus_alignment`, :func:`attack_anatomy`.
+    """:func:`blind_heads`, :func:`on_the_plus`, the plus shapes, :func:`attack_anatomy`.
+
+    The plus shapes are :func:`plus_alignment` (centred) and :func:`plus_detectors`.
 
     One batch serves them all. ``attack`` is ``{"skipped": why}`` where the exact search
     cannot cover the verifier's glimpses (or the batch has no label-0 image).
@@ -178,6 +183,7 @@ def head_diagnostics(
         "blind_heads": _blind_share(_plus_verifier(verifier).half_extent, x, y, centres),
         "on_the_plus": _plus_share(x, y, centres, tolerance=0.5),
         "plus_alignment": plus_alignment(verifier),
+        "plus_detectors": plus_detectors(verifier),
         "attack": attack,
     }
 
@@ -191,31 +197,64 @@ def plus_alignment(verifier: nn.Module) -> list[float]:
     Figure 1), near 0 for weights that ignore the plus's shape, e.g. a count of
     1-pixels (uniform weights).
     """
-    if not isinstance(verifier, PlusVerifier):
-        raise TypeError("plus_alignment needs a PlusVerifier")
-    g = verifier.glimpse
-    weights = verifier.readout()[0].detach().cpu().view(verifier.heads, g * g)
-    template = plus_template(verifier).view(1, g * g)
-    weights = weights - weights.mean(dim=1, keepdim=True)
-    template = template - template.mean()
-    cosine = torch.nn.functional.cosine_similarity(weights, template, dim=1)
+    cosine = _plus_cosines(_plus_verifier(verifier), [(0, 0)])[:, 0]
     return [round(float(v), 4) for v in cosine]
 
 
-def plus_template(verifier: PlusVerifier) -> Tensor:
-    """``(glimpse, glimpse)``: the glimpse a head centred on a plus of 1-pixels takes.
+def _plus_cosines(verifier: PlusVerifier, offsets: list[tuple[int, int]]) -> Tensor:
+    """``(heads, offsets)``: cosines of the mean-removed weights and plus templates."""
+    g = verifier.glimpse
+    weights = verifier.readout()[0].detach().cpu().view(verifier.heads, g * g)
+    templates = torch.stack([plus_template(verifier, o).view(g * g) for o in offsets])
+    weights = weights - weights.mean(dim=1, keepdim=True)
+    templates = templates - templates.mean(dim=1, keepdim=True)
+    return torch.nn.functional.cosine_similarity(weights[:, None], templates[None], dim=2)
+
+
+def plus_template(verifier: PlusVerifier, offset: tuple[int, int] = (0, 0)) -> Tensor:
+    """``(glimpse, glimpse)``: the glimpse a head centred near a plus of 1-pixels takes.
 
     With samples a pixel apart (the defaults) it is the plus's five cells; with samples
     ``1/m`` of a pixel apart (``glimpse=10``: the literal spatial-transformer reading) it
-    is the plus as the head resamples it, each arm about ``m`` samples wide.
+    is the plus as the head resamples it, each arm about ``m`` samples wide. ``offset``
+    ``(rows, columns)``, in pixels, places the plus that far from the glimpse's centre.
     """
     device = next(verifier.parameters()).device
     centre = torch.tensor([verifier.size // 2], device=device)
-    image = plus_mask(centre, centre, verifier.size).double()[:, None]
+    rows, cols = centre + offset[0], centre + offset[1]
+    image = plus_mask(rows, cols, verifier.size).double()[:, None]
     shift = pixel_to_shift(centre.double(), verifier.size).expand(1, 1, 2)
     with torch.no_grad():  # in float64, so that a pixel's 1 is not sampled as 1 - 2e-7
         look = verifier.glimpses_at(image, shift)[0, 0].cpu()
     return torch.where(look.abs() < 1e-9, 0.0, look).float()
+
+
+def plus_offsets(verifier: PlusVerifier) -> list[tuple[int, int]]:
+    """The pixel offsets from a glimpse's centre at which a whole plus fits in the glimpse.
+
+    ``(0, 0)`` first; nine with the defaults (5x5 glimpses a pixel apart).
+    """
+    reach = max(0, math.floor(verifier.half_extent - 1 + 1e-9))  # the arms must fit too
+    reach = min(reach, verifier.size // 2 - 2)  # and the plus must fit in the image
+    steps = sorted(range(-reach, reach + 1), key=abs)
+    return [(dr, dc) for dr in steps for dc in steps]
+
+
+def plus_detectors(verifier: nn.Module) -> list[dict[str, Any]]:
+    """Per head, the plus it detects best: ``{"alignment": cosine, "offset": [dr, dc]}``.
+
+    Like :func:`plus_alignment`, but the plus may sit anywhere in the glimpse (at each of
+    :func:`plus_offsets`): a head whose weights form a plus one pixel right of its
+    centre is a plus detector whose prover points it one pixel left of the plus. The
+    offset (pixels) is where that plus sits; ties go to the most central one.
+    """
+    offsets = plus_offsets(_plus_verifier(verifier))
+    cosine = _plus_cosines(_plus_verifier(verifier), offsets)
+    best = cosine.argmax(dim=1)  # the first maximum: the most central placement
+    return [
+        {"alignment": round(float(cosine[h, i]), 4), "offset": list(offsets[int(i)])}
+        for h, i in enumerate(best)
+    ]
 
 
 def blind_heads(
@@ -257,30 +296,29 @@ def pointing(
     """Where ``prover`` points ``verifier``'s heads on the label-1 images of ``(x, y)``.
 
     Returns:
-        ``pointing_error_px``: the rms distance in pixels from the glimpse centre of
-        ``head`` (default: the most plus-shaped head, see :func:`plus_alignment`) to
-        the plus; ``on_plus``: the share of label-1 images with some head centred within
-        half a pixel of the plus on both axes.
+        ``pointing_error_px``: the rms distance in pixels from where the plus detector of
+        ``head`` (default: the most plus-shaped head, see :func:`plus_detectors`) looks
+        -- its glimpse centre moved by the detector's offset -- to the plus;
+        ``on_plus``: the share of label-1 images with some head centred within half a
+        pixel of the plus on both axes.
     """
-    if not isinstance(verifier, PlusVerifier):
-        raise TypeError("pointing needs a PlusVerifier")
+    v = _plus_verifier(verifier)
     positive = y > 0.5
     if not bool(positive.any()):
         return {"pointing_error_px": float("nan"), "on_plus": float("nan")}
-    chosen = head if head is not None else max(enumerate(plus_alignment(verifier)), key=_second)[0]
+    detectors = plus_detectors(v)
+    if head is None:
+        head = max(range(v.heads), key=lambda h: float(detectors[h]["alignment"]))
     was_training = prover.training
     prover.eval()
     with torch.no_grad():
-        _, centres = verifier.glimpses(x[positive], prover(x[positive], None).message)
+        _, centres = v.glimpses(x[positive], prover(x[positive], None).message)
     prover.train(was_training)
     truth = plus_centres(x[positive]).to(centres.device)
-    error = (centres[:, chosen] - truth).pow(2).sum(dim=1).mean().sqrt()
+    looks_at = centres[:, head] + torch.tensor(detectors[head]["offset"]).to(centres)
+    error = (looks_at - truth).pow(2).sum(dim=1).mean().sqrt()
     near = (centres - truth[:, None, :]).abs().amax(dim=-1) <= 0.5
     return {"pointing_error_px": float(error), "on_plus": float(near.any(dim=1).float().mean())}
-
-
-def _second(pair: tuple[int, float]) -> float:
-    return pair[1]
 
 
 def _plus_verifier(verifier: nn.Module) -> PlusVerifier:
@@ -314,6 +352,8 @@ __all__ = [
     "head_diagnostics",
     "on_the_plus",
     "plus_alignment",
+    "plus_detectors",
+    "plus_offsets",
     "plus_template",
     "pointing",
 ]

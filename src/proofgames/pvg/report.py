@@ -281,9 +281,12 @@ def _ftp_runs(ftp: dict[str, Any]) -> str:
         "gradient to its shift); one number per head, on label-1 and on label-0 images. "
         "*On the plus*: per head, the share of label-1 images whose glimpse is centred "
         "within half a pixel of the plus (the honest protocol points one head there). "
-        "*Plus shape*: per head, the cosine between the verifier's classifier weights on "
-        "its glimpse and a centred plus, means removed (1: a plus detector; near 0: "
-        "weights blind to the plus's shape, such as a count of 1-pixels).\n",
+        "*Plus shape*: per head, the largest cosine between the verifier's classifier "
+        "weights on its glimpse and a plus anywhere in it, means removed (1: a plus "
+        "detector; near 0: weights blind to the plus's shape, such as a count of "
+        "1-pixels), with that plus's offset from the glimpse's centre in pixels (row, "
+        "column) where it is not centred; reports made before offsets were measured "
+        "give the cosine with a centred plus.\n",
         "| training | seed | game steps | kept step | train s | prover P / R / spec | "
         "messages P / R / spec | exhaustive P / R / spec | blind share per head (label 1 / "
         "label 0) | on the plus | plus shape |",
@@ -295,7 +298,7 @@ def _ftp_runs(ftp: dict[str, Any]) -> str:
             f"{run['train_seconds']:.0f} | {_prs(run['attacks']['prover'])} | "
             f"{_prs(run['attacks']['messages'])} | {_prs(run['attacks'].get('exhaustive'))} | "
             f"{_blind(run)} | {_shares(run, 'on_the_plus')} | "
-            f"{_shares(run, 'plus_alignment')} |"
+            f"{_plus_shapes(run)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -350,7 +353,7 @@ def _gaze_source(gaze: dict[str, Any]) -> str:
     if "on_the_plus" in gaze:
         text += f" On the plus, per head: {_shares(gaze, 'on_the_plus')}."
     if "plus_alignment" in gaze:
-        text += f" Plus shape, per head: {_shares(gaze, 'plus_alignment')}."
+        text += f" Plus shape, per head: {_plus_shapes(gaze)}."
     return text + "  "
 
 
@@ -366,6 +369,18 @@ def _blind(run: dict[str, Any]) -> str:
 def _shares(run: dict[str, Any], key: str) -> str:
     values = run.get(key)
     return ", ".join(f"{v:.2f}" for v in values) if values else "—"
+
+
+def _plus_shapes(run: dict[str, Any]) -> str:
+    """Per head, the plus detector's cosine and, where not centred, its offset."""
+    detectors = run.get("plus_detectors")
+    if not detectors:  # reports made before offsets were measured: centred cosines
+        return _shares(run, "plus_alignment")
+    return ", ".join(
+        f"{d['alignment']:.2f}"
+        + (" @ ({:+d}, {:+d})".format(*d["offset"]) if any(d["offset"]) else "")
+        for d in detectors
+    )
 
 
 def _prs(attack: dict[str, Any] | None) -> str:

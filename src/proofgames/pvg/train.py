@@ -40,19 +40,21 @@ the agents and the configuration go to a checkpoint.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from torch import nn
 
-from .._errors import PVGError
+from .._errors import PVGError, TrainingStopped
 from ._bookkeeping import (
     RESUMABLE_CHANGES,
     RunRecord,
@@ -205,6 +207,8 @@ def train(
             metric log is unreadable or does not match; all found before any work.
         MissingFileError: (a ``FileNotFoundError`` and a ``PVGError``) ``resume`` holds
             no training state.
+        TrainingStopped: a run with ``checkpoint_every`` got SIGTERM or SIGINT; it saved
+            its state after the game step in progress, so ``resume`` continues it exactly.
     """
     config = config or TrainConfig()
     device = check_training(task, config)
@@ -220,7 +224,7 @@ def train(
     verifier_steps = config.step_counts()[0]
     first = step = run.record.step
     saved_at = None
-    with _progress(task, config) as bar, run.outputs():
+    with _progress(task, config) as bar, run.outputs(), _stop_requests(config) as stop:
         bar_task = bar.add_task("train", total=config.steps, completed=first, acc="-")
         stopped = config.stop_when_sound and run.record.sound_at is not None
         for step in range(first + 1, first + 1 if stopped else config.steps + 1):
@@ -238,12 +242,52 @@ def train(
             if config.checkpoint_every and step % config.checkpoint_every == 0:
                 run.save(step)
                 saved_at = step
+            if stop:
+                _stopped(run, step, saved_at, stop[0])
             if config.stop_when_sound and run.record.sound_at is not None:
                 break
     if config.checkpoint_every and saved_at != step:  # not saved at this step yet
         run.save(step)
     clock = (run.clock, run.stress_seconds)
     return _result(task, config, run.game, run.record, step, clock, run.evaluation)
+
+
+@contextmanager
+def _stop_requests(config: TrainConfig) -> Iterator[list[str]]:
+    """Catch SIGTERM and SIGINT during a resumable run, so that it can save and stop.
+
+    Yields the names of the signals received; the loop stops after the game step in
+    progress. A second signal stops at once (``KeyboardInterrupt``). Nothing is caught
+    for a run without ``checkpoint_every`` (it could not be resumed) or off the main
+    thread (where Python cannot install handlers); the previous handlers come back after.
+    """
+    received: list[str] = []
+    if not config.checkpoint_every or threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if received:
+            raise KeyboardInterrupt
+        received.append(signal.Signals(signum).name)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield received
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)
+
+
+def _stopped(run: _Run, step: int, saved_at: int | None, why: str) -> NoReturn:
+    """Save the state after ``step`` (unless just saved) and raise :class:`TrainingStopped`."""
+    if saved_at != step:
+        run.save(step)
+    folder = run.config.out_dir
+    raise TrainingStopped(
+        f"training stopped by {why} after game step {step}; its state is saved in "
+        f"{folder}, and a run resumed from there continues it exactly"
+    )
 
 
 @dataclass

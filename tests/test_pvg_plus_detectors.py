@@ -1,0 +1,89 @@
+"""Shift-aware plus detectors: a head whose weights form a plus off its glimpse's centre.
+
+Trained verifiers grow such heads (the long FindThePlus runs have heads aligned 0.90-0.97
+with a plus one pixel off centre, and about 0.1 with a centred one); their provers point
+those heads a pixel beside the plus. The diagnostics must find these detectors, measure
+the pointing from where they look, and count the plus cells there.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from proofgames.pvg import make_task  # noqa: E402
+from proofgames.pvg.diagnostics import (  # noqa: E402
+    attack_anatomy,
+    plus_alignment,
+    plus_detectors,
+    plus_offsets,
+    pointing,
+)
+from proofgames.pvg.stability import PointingProver, sound_verifier  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def _shifted(verifier, rows: int, cols: int):
+    """Move every head's classifier weights ``(rows, cols)`` cells within its glimpse."""
+    g = verifier.glimpse
+    with torch.no_grad():
+        w = verifier.classifier.weight.view(verifier.heads, g, g)
+        w.copy_(torch.roll(w, (rows, cols), dims=(1, 2)))
+    return verifier
+
+
+class _PointsBeside(torch.nn.Module):
+    """The exact pointer, moved ``(rows, cols)`` pixels: it points head 0 beside the plus."""
+
+    def __init__(self, task, rows: int, cols: int) -> None:
+        super().__init__()
+        self.inner, self.move = PointingProver(task), (rows, cols)
+        self.inner.pointer = self._pointer  # type: ignore[method-assign]
+        self._exact = PointingProver(task).pointer
+
+    def _pointer(self, x):
+        return self._exact(x) + torch.tensor(self.move, dtype=torch.float32)
+
+    def forward(self, x, labels=None):
+        return self.inner(x, labels)
+
+
+def test_the_plus_fits_at_nine_offsets_of_a_default_glimpse_centre_first():
+    verifier = make_task("find-the-plus").make_verifier()
+    offsets = plus_offsets(verifier)
+    assert offsets[0] == (0, 0) and len(offsets) == len(set(offsets)) == 9
+    assert {abs(d) for o in offsets for d in o} == {0, 1}
+
+
+def test_an_off_centre_plus_detector_is_found_with_its_offset():
+    task = make_task("find-the-plus")
+    verifier = _shifted(sound_verifier(task), 0, 1)  # head 0's plus now one column right
+    found = plus_detectors(verifier)
+    assert found[0] == {"alignment": pytest.approx(1.0), "offset": [0, 1]}
+    assert plus_alignment(verifier)[0] < 0.5  # the centred template misses it
+    assert [d["alignment"] for d in found[1:]] == [0.0, 0.0, 0.0]  # idle heads: no shape
+    centred = plus_detectors(sound_verifier(task))[0]
+    assert centred == {"alignment": pytest.approx(1.0), "offset": [0, 0]}
+
+
+def test_pointing_is_measured_from_where_the_detector_looks():
+    task = make_task("find-the-plus")
+    x, y = task.sample(300, torch.Generator().manual_seed(5))
+    beside = _PointsBeside(task, 0, -1)  # head 0 one column left of the plus
+    shifted = _shifted(sound_verifier(task), 0, 1)  # ... and its plus one column right
+    assert pointing(shifted, beside, x, y)["pointing_error_px"] == pytest.approx(0.0, abs=1e-4)
+    centred = pointing(sound_verifier(task), beside, x, y)["pointing_error_px"]
+    assert centred == pytest.approx(1.0, abs=1e-3)  # the same aim, a centred detector
+    assert pointing(shifted, beside, x, y)["on_plus"] < 0.1  # head 0 is centred beside it
+
+
+def test_the_attack_counts_plus_cells_where_an_off_centre_detector_looks():
+    task = make_task("find-the-plus")
+    x, y = task.sample(400, torch.Generator().manual_seed(3))
+    shifted = _shifted(sound_verifier(task, bias=-14.0), 1, 0)  # accepts 4 cells of 5
+    anatomy = attack_anatomy(shifted, x, y)
+    cells = anatomy["attack_plus_cells"]
+    assert anatomy["attack_accepts_label0"] > 0.9
+    assert cells[5] == 0 and cells[4] >= 0.9 * sum(cells)  # it finds 4-of-5 pluses
