@@ -76,7 +76,8 @@ def test_pointing_is_measured_from_where_the_detector_looks():
     assert pointing(shifted, beside, x, y)["pointing_error_px"] == pytest.approx(0.0, abs=1e-4)
     centred = pointing(sound_verifier(task), beside, x, y)["pointing_error_px"]
     assert centred == pytest.approx(1.0, abs=1e-3)  # the same aim, a centred detector
-    assert pointing(shifted, beside, x, y)["on_plus"] < 0.1  # head 0 is centred beside it
+    assert pointing(shifted, beside, x, y)["on_plus"] == 1.0  # its detector is on the plus
+    assert pointing(sound_verifier(task), beside, x, y)["on_plus"] == 0.0
 
 
 def test_the_attack_counts_plus_cells_where_an_off_centre_detector_looks():

@@ -299,8 +299,8 @@ def pointing(
         ``pointing_error_px``: the rms distance in pixels from where the plus detector of
         ``head`` (default: the most plus-shaped head, see :func:`plus_detectors`) looks
         -- its glimpse centre moved by the detector's offset -- to the plus;
-        ``on_plus``: the share of label-1 images with some head centred within half a
-        pixel of the plus on both axes.
+        ``on_plus``: the share of label-1 images on which that point lies within half a
+        pixel of the plus on both axes (the prover aims the detector at the plus).
     """
     v = _plus_verifier(verifier)
     positive = y > 0.5
@@ -317,8 +317,8 @@ def pointing(
     truth = plus_centres(x[positive]).to(centres.device)
     looks_at = centres[:, head] + torch.tensor(detectors[head]["offset"]).to(centres)
     error = (looks_at - truth).pow(2).sum(dim=1).mean().sqrt()
-    near = (centres - truth[:, None, :]).abs().amax(dim=-1) <= 0.5
-    return {"pointing_error_px": float(error), "on_plus": float(near.any(dim=1).float().mean())}
+    near = (looks_at - truth).abs().amax(dim=-1) <= 0.5
+    return {"pointing_error_px": float(error), "on_plus": float(near.float().mean())}
 
 
 def _plus_verifier(verifier: nn.Module) -> PlusVerifier:

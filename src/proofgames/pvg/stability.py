@@ -19,7 +19,8 @@ Each run plays ``steps`` game steps of one formulation and update rule with the 
 training settings (no pretraining), and certifies the verifier every ``certify_every``
 steps with the exhaustive search on a fixed held-out batch: its specificity and recall
 against the most convincing message there is (exact on that batch), the trained prover's
-pointing error and the share of label-1 images with a head on the plus.
+pointing error and the share of label-1 images on which it aims the plus detector at the
+plus (:func:`~proofgames.pvg.diagnostics.pointing`).
 """
 
 from __future__ import annotations

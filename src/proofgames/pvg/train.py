@@ -32,9 +32,10 @@ Heuristics from the paper's Appendix D are options of :class:`TrainConfig`: seve
 verifier steps per prover step, adaptive prover steps, prover pretraining on the task's
 auxiliary losses, label smoothing.  Metrics on a fixed evaluation batch go to a JSONL log
 (on FindThePlus with where the heads look: ``pointing_error_px``, the rms distance from
-the most plus-shaped head's glimpse centre to the plus, and ``on_plus``, the share of
-label-1 images with a head on the plus; each stress test adds every attack's precision,
-recall, accuracy and specificity);
+where the most plus-shaped head's detector looks to the plus, and ``on_plus``, the share
+of label-1 images on which it looks within half a pixel of the plus -- see
+:func:`~proofgames.pvg.diagnostics.pointing`; each stress test adds every attack's
+precision, recall, accuracy and specificity);
 the agents and the configuration go to a checkpoint.
 """
 
