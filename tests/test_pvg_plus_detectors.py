@@ -15,10 +15,12 @@ torch = pytest.importorskip("torch")
 from proofgames.pvg import make_task  # noqa: E402
 from proofgames.pvg.diagnostics import (  # noqa: E402
     attack_anatomy,
+    diagnose,
     plus_alignment,
     plus_detectors,
     plus_offsets,
     pointing,
+    threshold_gap,
 )
 from proofgames.pvg.stability import PointingProver, sound_verifier  # noqa: E402
 
@@ -88,3 +90,38 @@ def test_the_attack_counts_plus_cells_where_an_off_centre_detector_looks():
     cells = anatomy["attack_plus_cells"]
     assert anatomy["attack_accepts_label0"] > 0.9
     assert cells[5] == 0 and cells[4] >= 0.9 * sum(cells)  # it finds 4-of-5 pluses
+
+
+def _batches(task):
+    gen = torch.Generator().manual_seed(8)
+    return task.sample(300, gen), task.sample(300, gen)
+
+
+def test_the_threshold_gap_of_the_hand_set_verifier_is_its_two_logit_slack():
+    task = make_task("find-the-plus")
+    calibrate, check = _batches(task)
+    # weight 4 per plus cell, bias -18: the best 4-of-5 plus scores -2, a plus +2
+    gap = threshold_gap(sound_verifier(task), PointingProver(task), calibrate, check)
+    assert gap == {"sound_shift": 2.0, "shifted_exhaustive_specificity": 1.0,
+                   "shifted_exhaustive_recall": 1.0, "shifted_recall": 1.0}  # fmt: skip
+    lax = threshold_gap(sound_verifier(task, bias=-14.0), PointingProver(task), calibrate, check)
+    assert lax["sound_shift"] == -2.0 and lax["shifted_recall"] == 1.0  # a bias away
+
+
+def test_no_threshold_makes_a_pixel_counter_sound_and_complete():
+    task = make_task("find-the-plus")
+    counter = task.make_verifier()
+    with torch.no_grad():
+        counter.classifier.weight.view(4, 25)[0] = 0.5  # counts the 1-pixels head 0 sees
+    gap = threshold_gap(counter, PointingProver(task), *_batches(task))
+    assert gap["shifted_exhaustive_specificity"] > 0.95  # sound there, by construction ...
+    assert gap["shifted_recall"] < 0.5  # ... and so rejecting most pluses
+
+
+def test_the_threshold_gap_needs_both_labels_and_diagnose_reports_it():
+    task = make_task("find-the-plus")
+    (x, y), check = _batches(task)
+    with pytest.raises(ValueError, match="label-0"):
+        threshold_gap(sound_verifier(task), PointingProver(task), (x[y > 0.5], y[y > 0.5]), check)
+    report = diagnose(task, PointingProver(task), sound_verifier(task), n=200, seed=3)
+    assert report["threshold"]["sound_shift"] == 2.0

@@ -44,9 +44,10 @@ def diagnose(
 
     Every task: the verifier's accuracy, precision, recall and counts with its own prover
     (and the task's message statistics, e.g. BEC's erasure fraction). FindThePlus adds
-    :func:`head_diagnostics` and ``count_accuracy``, what a threshold on the number of
+    :func:`head_diagnostics`; ``count_accuracy``, what a threshold on the number of
     1-pixels gets without any message (the task's label leak, see
-    :class:`~proofgames.pvg.find_the_plus.FindThePlus`).
+    :class:`~proofgames.pvg.find_the_plus.FindThePlus`); and ``threshold``,
+    :func:`threshold_gap` calibrated on these images and checked on the next ``n``.
 
     Example:
         >>> import torch
@@ -66,11 +67,18 @@ def diagnose(
     check_seeds(seed=seed)
     check_memory(task, [("n (--n)", n, 0.0)], max_memory_gb)
     device = next(verifier.parameters()).device
-    x, y = (t.to(device) for t in task.sample(n, torch.Generator().manual_seed(seed)))
+    gen = torch.Generator().manual_seed(seed)
+    x, y = (t.to(device) for t in task.sample(n, gen))
     report: dict[str, Any] = {"n": n, **evaluate(task, prover, verifier, x, y, seed)}
     if isinstance(task, FindThePlus):
         report["count_accuracy"] = count_accuracy(x, y)
         report.update(head_diagnostics(task, prover, verifier, n, seed))
+        cx, cy = (t.to(device) for t in task.sample(n, gen))  # the next n images
+        try:
+            gap = threshold_gap(_plus_verifier(verifier), prover, (x, y), (cx, cy))
+            report["threshold"] = gap
+        except PVGError as exc:
+            report["threshold"] = {"skipped": str(exc)}
     return report
 
 
@@ -118,6 +126,48 @@ def attack_anatomy(verifier: PlusVerifier, x: Tensor, y: Tensor) -> dict[str, An
         counts = torch.bincount((cells > 0.5).sum(1).cpu(), minlength=len(PLUS_OFFSETS) + 1)
         report["attack_plus_cells"] = [int(v) for v in counts]
     return report
+
+
+def threshold_gap(
+    verifier: PlusVerifier,
+    prover: nn.Module,
+    calibrate: tuple[Tensor, Tensor],
+    check: tuple[Tensor, Tensor],
+) -> dict[str, float]:
+    """How far the verifier's threshold is from sound, and what soundness would cost.
+
+    On the label-0 images of ``calibrate`` the exhaustive search gives each image's
+    highest logit over all messages; ``sound_shift`` is minus the largest, the change
+    of the readout bias that makes the verifier reject every one of them (exact on that
+    batch). The shifted verifier is then measured on ``check``, other images: its
+    exhaustive specificity and recall (exact on that batch) and its recall with
+    ``prover``'s own messages. A post-hoc diagnostic, not a training method: the shift
+    is chosen with the exhaustive search, which the paper's verifier never sees.
+
+    Raises:
+        PVGError: a batch without label-0 or label-1 images where one is needed.
+    """
+    if not bool((calibrate[1] < 0.5).any()) or not bool((check[1] < 0.5).any()):
+        raise PVGError("threshold_gap needs label-0 images in both batches")
+    if not bool((check[1] > 0.5).any()):
+        raise PVGError("threshold_gap needs label-1 images in the check batch")
+    was_training = (verifier.training, prover.training)
+    verifier.eval()
+    prover.eval()
+    with torch.no_grad():
+        shift = -float(search_messages(verifier, calibrate[0][calibrate[1] < 0.5]).bound.max())
+        x, y = check
+        best = search_messages(verifier, x).bound + shift
+        own = verifier(x, prover(x, None).message) + shift
+    verifier.train(was_training[0])
+    prover.train(was_training[1])
+    negative, positive = y < 0.5, y > 0.5
+    return {
+        "sound_shift": round(shift, 4),
+        "shifted_exhaustive_specificity": round(float((best[negative] <= 0).float().mean()), 4),
+        "shifted_exhaustive_recall": round(float((best[positive] > 0).float().mean()), 4),
+        "shifted_recall": round(float((own[positive] > 0).float().mean()), 4),
+    }
 
 
 def gaze(task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 6) -> dict[str, Any]:
@@ -356,4 +406,5 @@ __all__ = [
     "plus_offsets",
     "plus_template",
     "pointing",
+    "threshold_gap",
 ]
