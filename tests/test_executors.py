@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
@@ -251,3 +255,51 @@ def test_a_store_path_the_system_cannot_name_is_a_one_line_refusal(command, tmp_
     res = CliRunner().invoke(app, [*command, "--store", "bad\x00name"])
     assert res.exit_code == 2, (res.output, res.exception)
     assert "cannot write the store" in res.output and "Traceback" not in res.output
+
+
+ORPHAN_SCRIPT = """
+import os, sys, time
+from proofgames.executors import make_executor
+
+def spin(path):
+    with open(path + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.replace(path + ".tmp", path)
+    time.sleep(600)
+
+if __name__ == "__main__":
+    with make_executor("local", 2, start_method="spawn") as pool:
+        pool.submit(spin, sys.argv[1]).result()
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\\tZ" not in status.split("State:", 1)[1].split("\\n", 1)[0]  # a zombie is done
+
+
+def test_local_workers_stop_when_their_parent_is_killed(tmp_path):
+    script, marker = tmp_path / "orphans.py", tmp_path / "worker.pid"
+    script.write_text(ORPHAN_SCRIPT)
+    parent = subprocess.Popen([sys.executable, str(script), str(marker)])
+    for _ in range(600):  # until the worker has started its item (at most a minute)
+        if marker.exists() or parent.poll() is not None:
+            break
+        time.sleep(0.1)
+    worker = int(marker.read_text())
+    try:
+        assert _running(worker)
+        parent.kill()  # SIGKILL: the parent can do nothing about its workers
+        parent.wait()
+        for _ in range(300):  # the watch checks once a second
+            if not _running(worker):
+                break
+            time.sleep(0.1)
+        assert not _running(worker)
+    finally:  # leave no sleeping worker behind, whatever happened
+        parent.kill()
+        if _running(worker):
+            os.kill(worker, signal.SIGKILL)

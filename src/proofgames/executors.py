@@ -33,6 +33,9 @@ import logging
 import multiprocessing
 import os
 import re
+import signal
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -158,11 +161,30 @@ def make_executor(
             yield InlineExecutor()
             return
         context = multiprocessing.get_context(start_method)
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        with ProcessPoolExecutor(
+            workers, mp_context=context, initializer=stop_with_parent, initargs=(os.getpid(),)
+        ) as pool:
             yield pool
         return
     with _dask_client(workers, scheduler_address(scheduler), processes) as client:
         yield client.get_executor(pure=False)
+
+
+def stop_with_parent(parent: int, every: float = 1.0) -> None:
+    """In a local pool's worker: send itself SIGTERM once ``parent`` has gone.
+
+    A pool's workers outlive a parent that is killed, and would finish their items
+    (hours, for a training) for nobody. This watch (a daemon thread, checking every
+    ``every`` seconds) stops them instead; a resumable training saves its state first
+    (see :func:`proofgames.pvg.train`).
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="stop-with-parent", daemon=True).start()
 
 
 WORKER_ENVIRONMENT: dict[str, Any] = {
@@ -332,7 +354,9 @@ class _Run:
         self.flight.clear()
         old = self.executor
         context = getattr(old, "_mp_context", None)
-        self.executor = ProcessPoolExecutor(_workers(old), mp_context=context)
+        self.executor = ProcessPoolExecutor(
+            _workers(old), mp_context=context, initializer=stop_with_parent, initargs=(os.getpid(),)
+        )
         self.owned.append(self.executor)
 
     def close(self) -> None:
