@@ -155,6 +155,10 @@ def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tm
         shapes = [f"{d['alignment']:.2f}" + (" @ ({:+d}, {:+d})".format(*d["offset"])
                   if any(d["offset"]) else "") for d in run["plus_detectors"]]  # fmt: skip
         assert len(shapes) == 4 and f"| {', '.join(shapes)} |" in text
+        gap = run["threshold"]  # calibrated on the anatomy's batch, checked on the next
+        assert (
+            f"| {gap['sound_shift']:+.2f} | {gap['shifted_exhaustive_specificity']:.3f} / " in text
+        )
     for name in ("bec_dynamics", "bec_formulations", "ftp_learning", "ftp_gaze"):
         assert (tmp_path / "pvg" / f"{name}.png").stat().st_size > 1000
     assert json.loads((tmp_path / "pvg" / "results.json").read_text())["seeds"] == [0, 1]

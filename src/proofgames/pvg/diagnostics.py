@@ -46,8 +46,7 @@ def diagnose(
     (and the task's message statistics, e.g. BEC's erasure fraction). FindThePlus adds
     :func:`head_diagnostics`; ``count_accuracy``, what a threshold on the number of
     1-pixels gets without any message (the task's label leak, see
-    :class:`~proofgames.pvg.find_the_plus.FindThePlus`); and ``threshold``,
-    :func:`threshold_gap` calibrated on these images and checked on the next ``n``.
+    :class:`~proofgames.pvg.find_the_plus.FindThePlus`).
 
     Example:
         >>> import torch
@@ -67,18 +66,11 @@ def diagnose(
     check_seeds(seed=seed)
     check_memory(task, [("n (--n)", n, 0.0)], max_memory_gb)
     device = next(verifier.parameters()).device
-    gen = torch.Generator().manual_seed(seed)
-    x, y = (t.to(device) for t in task.sample(n, gen))
+    x, y = (t.to(device) for t in task.sample(n, torch.Generator().manual_seed(seed)))
     report: dict[str, Any] = {"n": n, **evaluate(task, prover, verifier, x, y, seed)}
     if isinstance(task, FindThePlus):
         report["count_accuracy"] = count_accuracy(x, y)
         report.update(head_diagnostics(task, prover, verifier, n, seed))
-        cx, cy = (t.to(device) for t in task.sample(n, gen))  # the next n images
-        try:
-            gap = threshold_gap(_plus_verifier(verifier), prover, (x, y), (cx, cy))
-            report["threshold"] = gap
-        except PVGError as exc:
-            report["threshold"] = {"skipped": str(exc)}
     return report
 
 
@@ -217,24 +209,34 @@ def _head_centres(
 def head_diagnostics(
     task: FindThePlus, prover: nn.Module, verifier: nn.Module, n: int = 1000, seed: int = 54321
 ) -> dict[str, Any]:
-    """:func:`blind_heads`, :func:`on_the_plus`, the plus shapes, :func:`attack_anatomy`.
+    """:func:`blind_heads`, :func:`on_the_plus`, plus shapes, the attack, the threshold.
 
     The plus shapes are :func:`plus_alignment` (centred) and :func:`plus_detectors`.
-
-    One batch serves them all. ``attack`` is ``{"skipped": why}`` where the exact search
-    cannot cover the verifier's glimpses (or the batch has no label-0 image).
+    One batch of ``n`` images (of ``seed``) serves them all and :func:`attack_anatomy`;
+    ``threshold`` is :func:`threshold_gap` calibrated on it and checked on the next
+    ``n`` images of that seed. ``attack`` or ``threshold`` is ``{"skipped": why}`` where
+    the exact search cannot cover the verifier's glimpses (or a batch lacks a label).
     """
+    v = _plus_verifier(verifier)
     x, y, centres = _head_centres(task, prover, verifier, n, seed)
-    try:
-        attack = attack_anatomy(_plus_verifier(verifier), x, y)
-    except PVGError as exc:
-        attack = {"skipped": str(exc)}
+    gen = torch.Generator().manual_seed(seed)
+    task.sample(n, gen)  # the batch above; the check batch comes next
+    check = tuple(t.to(x.device) for t in task.sample(n, gen))
+    found: dict[str, Any] = {}
+    for key, measure in (
+        ("attack", lambda: attack_anatomy(v, x, y)),
+        ("threshold", lambda: threshold_gap(v, prover, (x, y), (check[0], check[1]))),
+    ):
+        try:
+            found[key] = measure()
+        except PVGError as exc:
+            found[key] = {"skipped": str(exc)}
     return {
-        "blind_heads": _blind_share(_plus_verifier(verifier).half_extent, x, y, centres),
+        "blind_heads": _blind_share(v.half_extent, x, y, centres),
         "on_the_plus": _plus_share(x, y, centres, tolerance=0.5),
         "plus_alignment": plus_alignment(verifier),
         "plus_detectors": plus_detectors(verifier),
-        "attack": attack,
+        **found,
     }
 
 

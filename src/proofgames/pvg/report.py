@@ -22,6 +22,7 @@ from .._errors import PVGError
 from .._readme import replace_block
 from ._figures import plot_bec_dynamics, plot_formulations, plot_gaze, plot_learning
 from ._files import atomic_path, read_json, write_bytes, write_json, write_text
+from ._report_heads import attack_anatomy_section, ftp_runs, gaze_source, prs
 from .profiles import PAPER_TABLES
 from .stress import ALL_ATTACKS
 
@@ -61,15 +62,15 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
     if "find-the-plus" in results:
         ftp = results["find-the-plus"]
         sections.append(_table_section("find-the-plus", ftp))
-        sections.append(_ftp_runs(ftp))
-        sections.append(_attack_anatomy(ftp["runs"]))
+        sections.append(ftp_runs(ftp))
+        sections.append(attack_anatomy_section(ftp["runs"]))
         sections.append(_ftp_timing(ftp, results["machine"]))
         plot_learning(ftp["curves"], figure("ftp_learning.png"))
         sections.append("### FindThePlus learning curves\n\n![learning](ftp_learning.png)\n")
         plot_gaze(ftp["gaze"], figure("ftp_gaze.png"))
         sections.append(
             "### Figure 4: the verifier's gaze\n\n"
-            f"{_gaze_source(ftp['gaze'])}Top row: the inputs (a plus of 1-pixels, "
+            f"{gaze_source(ftp['gaze'])}Top row: the inputs (a plus of 1-pixels, "
             "the label the prover defends, in the left half; a plus of 0-pixels in the "
             "right half; the black cross marks the plus), with each head's 5x5 glimpse "
             "outlined.  Below: what each head "
@@ -142,7 +143,7 @@ def best_seed(data: dict[str, Any]) -> str:
         run = max(runs, key=lambda r: (r.get("best_accuracy") or 0.0, -r["seed"]))
         score = run.get("best_accuracy")
         attacks = " | ".join(
-            _prs(run["attacks"].get(a)) for a in ("prover", "messages", "exhaustive")
+            prs(run["attacks"].get(a)) for a in ("prover", "messages", "exhaustive")
         )
         rows.append(
             f"| {training} | {run['seed']} of {len(runs)} | {run.get('best_step')} | "
@@ -268,125 +269,9 @@ def _bec_runs(bec: dict[str, Any]) -> str:
             f"| {run['training']} | {run['seed']} | {run['steps']} | "
             f"{run['sound_at'] if run['sound_at'] is not None else '—'} | "
             f"{'—' if sound_s is None else f'{sound_s:.1f}'} | "
-            f"{_prs(run['attacks']['prover'])} | {_prs(run['attacks']['messages'])} |"
+            f"{prs(run['attacks']['prover'])} | {prs(run['attacks']['messages'])} |"
         )
     return "\n".join(lines) + "\n"
-
-
-def _ftp_runs(ftp: dict[str, Any]) -> str:
-    lines = [
-        "### Per seed\n",
-        "*Blind share*: the fraction of images on which a verifier head's whole glimpse "
-        "falls on zero padding outside the image (it then sees nothing and passes no "
-        "gradient to its shift); one number per head, on label-1 and on label-0 images. "
-        "*On the plus*: per head, the share of label-1 images whose glimpse is centred "
-        "within half a pixel of the plus (the honest protocol points one head there). "
-        "*Plus shape*: per head, the largest cosine between the verifier's classifier "
-        "weights on its glimpse and a plus anywhere in it, means removed (1: a plus "
-        "detector; near 0: weights blind to the plus's shape, such as a count of "
-        "1-pixels), with that plus's offset from the glimpse's centre in pixels (row, "
-        "column) where it is not centred; reports made before offsets were measured "
-        "give the cosine with a centred plus.\n",
-        "| training | seed | game steps | kept step | train s | prover P / R / spec | "
-        "messages P / R / spec | exhaustive P / R / spec | blind share per head (label 1 / "
-        "label 0) | on the plus | plus shape |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for run in ftp["runs"]:
-        lines.append(
-            f"| {run['training']} | {run['seed']} | {run['steps']} | {run['best_step']} | "
-            f"{run['train_seconds']:.0f} | {_prs(run['attacks']['prover'])} | "
-            f"{_prs(run['attacks']['messages'])} | {_prs(run['attacks'].get('exhaustive'))} | "
-            f"{_blind(run)} | {_shares(run, 'on_the_plus')} | "
-            f"{_plus_shapes(run)} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _attack_anatomy(runs: list[dict[str, Any]]) -> str:
-    """Per seed, how the exhaustive attack gets label-0 images accepted (when recorded)."""
-    shown = [r for r in runs if "readout_bias" in r.get("attack", {})]
-    if not shown:
-        return ""
-    lines = [
-        "### How the exhaustive attack wins\n",
-        "On 1,000 fresh images (seed 54321), the exact search places every head of the "
-        "verifier the attacks above test where its logit term is largest, on each label-0 "
-        "image. *Term*: "
-        "per head, the mean (and least) of that term; the verifier accepts where bias + "
-        "terms > 0. *Plus cells*: the share of label-0 images on which the most "
-        "plus-shaped head, so placed, sees 4 (and 5) of the plus's five cells as "
-        "1-pixels (none where the attack leaves that head outside the image). Measured "
-        "(`proofgames.pvg.diagnostics.attack_anatomy`).\n",
-        "| training | seed | bias | term per head: mean (least) | label-0 accepted | "
-        "plus cells 4 / 5 |",
-        "|---|---|---|---|---|---|",
-    ]
-    for run in shown:
-        a = run["attack"]
-        terms = ", ".join(
-            f"{m:.2f} ({lo:.2f})"
-            for m, lo in zip(a["attack_terms"], a["attack_terms_min"], strict=True)
-        )
-        cells = a["attack_plus_cells"]
-        share = (
-            f"{cells[4] / sum(cells):.3f} / {cells[5] / sum(cells):.3f}"
-            if cells and sum(cells)
-            else "—"
-        )
-        lines.append(
-            f"| {run['training']} | {run['seed']} | {a['readout_bias']:.2f} | {terms} | "
-            f"{a['attack_accepts_label0']:.3f} | {share} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _gaze_source(gaze: dict[str, Any]) -> str:
-    if "seed" not in gaze:
-        return ""
-    text = (
-        f"The PVG verifier of seed {gaze['seed']}, the best frozen accuracy against "
-        f"optimized messages during training ({gaze['selection_accuracy']:.3f})."
-    )
-    if "blind_heads" in gaze:
-        text += f" Blind share per head (label 1 / label 0): {_blind(gaze)}."
-    if "on_the_plus" in gaze:
-        text += f" On the plus, per head: {_shares(gaze, 'on_the_plus')}."
-    if "plus_alignment" in gaze:
-        text += f" Plus shape, per head: {_plus_shapes(gaze)}."
-    return text + "  "
-
-
-def _blind(run: dict[str, Any]) -> str:
-    blind = run.get("blind_heads")
-    if not blind:
-        return "—"
-    return " / ".join(
-        ", ".join(f"{v:.2f}" for v in blind[label]) for label in ("label 1", "label 0")
-    )
-
-
-def _shares(run: dict[str, Any], key: str) -> str:
-    values = run.get(key)
-    return ", ".join(f"{v:.2f}" for v in values) if values else "—"
-
-
-def _plus_shapes(run: dict[str, Any]) -> str:
-    """Per head, the plus detector's cosine and, where not centred, its offset."""
-    detectors = run.get("plus_detectors")
-    if not detectors:  # reports made before offsets were measured: centred cosines
-        return _shares(run, "plus_alignment")
-    return ", ".join(
-        f"{d['alignment']:.2f}"
-        + (" @ ({:+d}, {:+d})".format(*d["offset"]) if any(d["offset"]) else "")
-        for d in detectors
-    )
-
-
-def _prs(attack: dict[str, Any] | None) -> str:
-    if attack is None:
-        return "—"
-    return f"{attack['precision']:.3f} / {attack['recall']:.3f} / {attack['specificity']:.3f}"
 
 
 def _formulation_section(formulations: dict[str, list[dict[str, Any]]]) -> str:
