@@ -16,6 +16,7 @@ from proofgames.pvg import make_task  # noqa: E402
 from proofgames.pvg.diagnostics import (  # noqa: E402
     attack_anatomy,
     diagnose,
+    missing_cells,
     plus_alignment,
     plus_detectors,
     plus_offsets,
@@ -125,3 +126,21 @@ def test_the_threshold_gap_needs_both_labels_and_diagnose_reports_it():
         threshold_gap(sound_verifier(task), PointingProver(task), (x[y > 0.5], y[y > 0.5]), check)
     report = diagnose(task, PointingProver(task), sound_verifier(task), n=200, seed=3)
     assert report["threshold"]["sound_shift"] == 2.0
+
+
+def test_missing_cells_counts_which_plus_cell_the_placements_lack():
+    task = make_task("find-the-plus")
+    x, y = task.sample(300, torch.Generator().manual_seed(6))
+    negatives = int((y < 0.5).sum())
+    sound = missing_cells(sound_verifier(task), PointingProver(task), x, y)
+    assert sound["cells"] == ["centre", "up", "down", "left", "right"]
+    assert sound["prover"] == [0] * 5  # it shows the plus of 0-pixels: no cell of five
+    assert sound["prover_accepted"] == [0] * 5  # and the sound verifier accepts none
+    assert sum(sound["attack"]) >= 0.98 * negatives  # the search finds a 4-of-5 plus
+    weak = sound_verifier(task)
+    with torch.no_grad():  # the centre cell weighs 1 instead of 4: leaving it out pays
+        weak.classifier.weight.view(4, 5, 5)[0, 2, 2] = 1.0
+    attack = missing_cells(weak, PointingProver(task), x, y)["attack"]
+    assert attack[0] > 0.5 * sum(attack)  # most of the attack's pluses lack the centre
+    with pytest.raises(ValueError, match="label-0"):
+        missing_cells(weak, PointingProver(task), x[y > 0.5], y[y > 0.5])

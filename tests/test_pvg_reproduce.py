@@ -159,6 +159,8 @@ def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tm
         assert (
             f"| {gap['sound_shift']:+.2f} | {gap['shifted_exhaustive_specificity']:.3f} / " in text
         )
+        attack = run["missing_cells"]["attack"]  # one count per plus cell, centre first
+        assert len(attack) == 5 and f" / {attack[0] / sum(attack):.3f} |" in text
     for name in ("bec_dynamics", "bec_formulations", "ftp_learning", "ftp_gaze"):
         assert (tmp_path / "pvg" / f"{name}.png").stat().st_size > 1000
     assert json.loads((tmp_path / "pvg" / "results.json").read_text())["seeds"] == [0, 1]

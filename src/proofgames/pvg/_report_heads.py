@@ -57,11 +57,14 @@ def attack_anatomy_section(runs: list[dict[str, Any]]) -> str:
         "the exact search; *then*: the shifted verifier on the next 1,000 images of that "
         "seed, its exhaustive specificity, its recall with its own prover and with the best "
         "message (exact) -- a diagnostic that uses the search, not a fix "
-        "(`threshold_gap`).\n",
+        "(`threshold_gap`). *Centre missing*: of the label-0 images on which the most "
+        "plus-shaped head sees 4 of the 5 plus cells, the share lacking the centre cell, "
+        "where the verifier's own prover places it and where the exact search does "
+        "(`missing_cells`; a random 4-of-5 plus lacks it 1 time in 5).\n",
         "| training | seed | bias | term per head: mean (least) | label-0 accepted | "
         "plus cells 4 / 5 | bias shift to sound | then: specificity / recall, own prover / "
-        "recall, best message |",
-        "|---|---|---|---|---|---|---|---|",
+        "recall, best message | centre missing: prover / attack |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for run in shown:
         a = run["attack"]
@@ -77,7 +80,8 @@ def attack_anatomy_section(runs: list[dict[str, Any]]) -> str:
         )
         lines.append(
             f"| {run['training']} | {run['seed']} | {a['readout_bias']:.2f} | {terms} | "
-            f"{a['attack_accepts_label0']:.3f} | {share} | {_threshold(run)} |"
+            f"{a['attack_accepts_label0']:.3f} | {share} | {_threshold(run)} | "
+            f"{_centre_missing(run)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -90,6 +94,16 @@ def _threshold(run: dict[str, Any]) -> str:
     return (
         f"{t['sound_shift']:+.2f} | {t['shifted_exhaustive_specificity']:.3f} / "
         f"{t['shifted_recall']:.3f} / {t['shifted_exhaustive_recall']:.3f}"
+    )
+
+
+def _centre_missing(run: dict[str, Any]) -> str:
+    """The share of 4-of-5 placements lacking the centre: the prover's / the attack's."""
+    m = run.get("missing_cells", {})
+    if "attack" not in m:  # older results, or skipped
+        return "—"
+    return " / ".join(
+        f"{m[k][0] / sum(m[k]):.3f}" if sum(m[k]) else "—" for k in ("prover", "attack")
     )
 
 

@@ -120,6 +120,58 @@ def attack_anatomy(verifier: PlusVerifier, x: Tensor, y: Tensor) -> dict[str, An
     return report
 
 
+#: The plus cells in :data:`~proofgames.pvg.find_the_plus.PLUS_OFFSETS` order.
+PLUS_CELLS = ("centre", "up", "down", "left", "right")
+
+
+def missing_cells(
+    verifier: PlusVerifier, prover: nn.Module, x: Tensor, y: Tensor
+) -> dict[str, Any]:
+    """Which plus cell is missing where a label-0 image shows the plus detector 4 of 5.
+
+    The most plus-shaped head (:func:`plus_detectors`) is placed on each label-0 image
+    of ``(x, y)`` twice: where ``prover``'s message puts it, and where the exhaustive
+    search does. Among the images on which the detector then sees exactly four of the
+    five plus cells as 1-pixels, this counts how many lack each cell. A verifier learns
+    only what its prover's label-0 messages show it: a cell they never lack cannot tell
+    those images from label-1 ones.
+
+    Returns:
+        ``cells`` (:data:`PLUS_CELLS`), and per placement a count per cell: ``prover``,
+        ``prover_accepted`` (the prover's placements the verifier accepts) and
+        ``attack``.
+
+    Raises:
+        PVGError: glimpses not sampled a pixel apart with an odd side, or no label-0
+            image.
+    """
+    g = verifier.glimpse
+    if verifier.spacing != 1.0 or g % 2 == 0 or not bool((y < 0.5).any()):
+        raise PVGError("missing_cells needs label-0 images and odd glimpses a pixel apart")
+    detectors = plus_detectors(verifier)
+    head = max(range(verifier.heads), key=lambda h: float(detectors[h]["alignment"]))
+    r, c = (g // 2 + d for d in detectors[head]["offset"])
+    negative = x[y < 0.5]
+    with torch.no_grad():
+        message = prover(negative, None).message
+        accepted = verifier(negative, message) > 0
+        shown = verifier.glimpses(negative, message)[0]
+        attacked = verifier.glimpses_at(negative, search_messages(verifier, negative).shifts)
+
+    def census(looks: Tensor, keep: Tensor) -> list[int]:
+        cells = torch.stack([looks[:, head, r + dr, c + dc] for dr, dc in PLUS_OFFSETS], 1)
+        ones = cells[keep] > 0.5
+        return [int(v) for v in (~ones[ones.sum(1) == 4]).sum(0)]
+
+    everywhere = torch.ones_like(accepted)
+    return {
+        "cells": list(PLUS_CELLS),
+        "prover": census(shown, everywhere),
+        "prover_accepted": census(shown, accepted),
+        "attack": census(attacked, everywhere),
+    }
+
+
 def threshold_gap(
     verifier: PlusVerifier,
     prover: nn.Module,
@@ -213,9 +265,10 @@ def head_diagnostics(
 
     The plus shapes are :func:`plus_alignment` (centred) and :func:`plus_detectors`.
     One batch of ``n`` images (of ``seed``) serves them all and :func:`attack_anatomy`;
-    ``threshold`` is :func:`threshold_gap` calibrated on it and checked on the next
-    ``n`` images of that seed. ``attack`` or ``threshold`` is ``{"skipped": why}`` where
-    the exact search cannot cover the verifier's glimpses (or a batch lacks a label).
+    ``missing_cells`` is :func:`missing_cells` on it; ``threshold`` is
+    :func:`threshold_gap` calibrated on it and checked on the next ``n`` images of that
+    seed. Each of these three is ``{"skipped": why}`` where the exact search cannot cover
+    the verifier's glimpses (or a batch lacks a label).
     """
     v = _plus_verifier(verifier)
     x, y, centres = _head_centres(task, prover, verifier, n, seed)
@@ -225,6 +278,7 @@ def head_diagnostics(
     found: dict[str, Any] = {}
     for key, measure in (
         ("attack", lambda: attack_anatomy(v, x, y)),
+        ("missing_cells", lambda: missing_cells(v, prover, x, y)),
         ("threshold", lambda: threshold_gap(v, prover, (x, y), (check[0], check[1]))),
     ):
         try:
@@ -397,11 +451,13 @@ def _plus_share(x: Tensor, y: Tensor, centres: Tensor, tolerance: float) -> list
 
 
 __all__ = [
+    "PLUS_CELLS",
     "attack_anatomy",
     "blind_heads",
     "diagnose",
     "gaze",
     "head_diagnostics",
+    "missing_cells",
     "on_the_plus",
     "plus_alignment",
     "plus_detectors",
