@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -390,3 +392,59 @@ def test_pvg_train_stopped_by_sigterm_says_how_to_resume_and_keeps_its_rows(tmp_
     state = load_training_state(folder)
     rows = [json.loads(line) for line in log.read_text().splitlines()]
     assert rows[-1]["step"] == state.step >= 3  # saved after the last step it played
+
+
+ORPHANED_TRAINING = """
+import os, sys
+import torch
+from proofgames.executors import make_executor
+from proofgames.pvg import TrainConfig, make_task, train
+
+def long_training(folder):
+    torch.set_num_threads(1)
+    with open(folder + ".pid", "w") as f:
+        f.write(str(os.getpid()))
+    config = TrainConfig(steps=100000, batch_size=64, eval_size=64, log_every=1,
+                         checkpoint_every=100000, out_dir=folder, progress=False)
+    train(make_task("bec"), config)
+
+if __name__ == "__main__":
+    with make_executor("local", 2, start_method="spawn") as pool:
+        pool.submit(long_training, sys.argv[1]).result()
+"""
+
+
+def test_a_pool_worker_whose_parent_is_killed_saves_its_training_and_exits(tmp_path):
+    folder = tmp_path / "run"
+    script = tmp_path / "orphaned.py"
+    script.write_text(ORPHANED_TRAINING)
+    parent = subprocess.Popen([sys.executable, str(script), str(folder)])
+    log, pid_file = folder / "metrics.jsonl", tmp_path / "run.pid"
+    try:
+        for _ in range(1200):  # until the worker has logged a few rows (at most two minutes)
+            if parent.poll() is not None or (
+                log.exists() and len(log.read_text().splitlines()) >= 3
+            ):
+                break
+            time.sleep(0.1)
+        worker = int(pid_file.read_text())
+        parent.kill()  # SIGKILL: the parent can neither save nor stop its workers
+        parent.wait()
+        for _ in range(600):  # the worker notices within a second, saves and exits
+            if not Path(f"/proc/{worker}").exists() or "\tZ" in _state(worker):
+                break
+            time.sleep(0.1)
+        assert not Path(f"/proc/{worker}").exists() or "\tZ" in _state(worker)
+        rows = [json.loads(line) for line in log.read_text().splitlines()]
+        assert load_training_state(folder).step == rows[-1]["step"] >= 3
+    finally:
+        parent.kill()
+        if pid_file.exists() and Path(f"/proc/{pid_file.read_text()}").exists():
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:", 1)[1].split("\n", 1)[0]
+    except (FileNotFoundError, IndexError):
+        return "\tX"

@@ -174,15 +174,19 @@ def stop_with_parent(parent: int, every: float = 1.0) -> None:
     """In a local pool's worker: send itself SIGTERM once ``parent`` has gone.
 
     A pool's workers outlive a parent that is killed, and would finish their items
-    (hours, for a training) for nobody. This watch (a daemon thread, checking every
-    ``every`` seconds) stops them instead; a resumable training saves its state first
-    (see :func:`proofgames.pvg.train`).
+    (hours, for a training) for nobody, then wait on the pool's queues for ever. This
+    watch (a daemon thread, checking every ``every`` seconds) stops them instead; a
+    resumable training saves its state first (see :func:`proofgames.pvg.train`), and
+    the worker exits once it has.
     """
 
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(every)
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGTERM)  # ends it, or asks its training to save
+        while callable(signal.getsignal(signal.SIGTERM)):  # a training is saving
+            time.sleep(every)
+        os._exit(128 + signal.SIGTERM)  # the pool's queues would keep it waiting forever
 
     threading.Thread(target=watch, name="stop-with-parent", daemon=True).start()
 
