@@ -144,3 +144,11 @@ def test_missing_cells_counts_which_plus_cell_the_placements_lack():
     assert attack[0] > 0.5 * sum(attack)  # most of the attack's pluses lack the centre
     with pytest.raises(ValueError, match="label-0"):
         missing_cells(weak, PointingProver(task), x[y > 0.5], y[y > 0.5])
+
+
+@pytest.mark.parametrize("size", [3, 4, 5])
+def test_small_images_still_have_the_centred_placement(size):
+    verifier = make_task("find-the-plus", size=size).make_verifier()
+    offsets = plus_offsets(verifier)
+    assert offsets[0] == (0, 0)
+    assert len(plus_detectors(verifier)) == verifier.heads

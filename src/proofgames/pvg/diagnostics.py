@@ -341,7 +341,7 @@ def plus_offsets(verifier: PlusVerifier) -> list[tuple[int, int]]:
     ``(0, 0)`` first; nine with the defaults (5x5 glimpses a pixel apart).
     """
     reach = max(0, math.floor(verifier.half_extent - 1 + 1e-9))  # the arms must fit too
-    reach = min(reach, verifier.size // 2 - 2)  # and the plus must fit in the image
+    reach = max(0, min(reach, verifier.size // 2 - 2))  # and the plus must fit the image
     steps = sorted(range(-reach, reach + 1), key=abs)
     return [(dr, dc) for dr in steps for dc in steps]
 
