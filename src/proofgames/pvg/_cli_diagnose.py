@@ -51,8 +51,9 @@ def diagnose_command(
     share and plus shape; what the count of 1-pixels alone would get; and how the exact
     attack gets label-0 images accepted: each head's logit term at the place the
     exhaustive search puts it, beside the bias, and how many plus cells the plus head
-    then sees; and the bias shift that would make the verifier sound on these images,
-    with what it leaves of recall on the next N (a diagnostic, not a fix).
+    then sees; which plus cell is missing where the prover's and the attack's placements
+    show the plus head 4 of 5; and the bias shift that would make the verifier sound on
+    these images, with what it leaves of recall on the next N (a diagnostic, not a fix).
     """
     from .diagnostics import diagnose
 
