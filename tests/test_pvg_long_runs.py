@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,13 @@ def test_find_the_plus_rows_log_the_pointing_error_and_the_exact_specificity():
     assert all("pointing_error_px" in row and 0 <= row["on_plus"] <= 1 for row in rows)
     last = rows[-1]
     assert 0 <= last["exhaustive_specificity"] <= 1 and "messages_accuracy" in last
+    detector = ("detector_centre", "detector_arms", "readout_bias", "prover_centre_missing",
+                "attack_centre_missing")  # fmt: skip
+    assert all(key in last for key in detector)  # logged where the exhaustive search runs
+    assert not any(key in rows[0] for key in detector)  # step 2: no stress test there
+    assert last["readout_bias"] == float(train(task, config).verifier.classifier.bias.detach())
+    plain = replace(config, stress_attacks=("messages",))
+    assert not any(key in train(task, plain).metrics[-1] for key in detector)
 
 
 def test_pointing_measures_the_plus_shaped_head_against_the_plus():

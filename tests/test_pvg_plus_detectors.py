@@ -8,6 +8,8 @@ the pointing from where they look, and count the plus cells there.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -15,6 +17,7 @@ torch = pytest.importorskip("torch")
 from proofgames.pvg import make_task  # noqa: E402
 from proofgames.pvg.diagnostics import (  # noqa: E402
     attack_anatomy,
+    detector_figures,
     diagnose,
     missing_cells,
     plus_alignment,
@@ -152,3 +155,16 @@ def test_small_images_still_have_the_centred_placement(size):
     offsets = plus_offsets(verifier)
     assert offsets[0] == (0, 0)
     assert len(plus_detectors(verifier)) == verifier.heads
+
+
+def test_detector_figures_read_the_detector_where_its_plus_sits():
+    task = make_task("find-the-plus")
+    x, y = task.sample(300, torch.Generator().manual_seed(6))
+    weak = _shifted(sound_verifier(task), 0, 1)  # the plus one column right of centre
+    with torch.no_grad():
+        weak.classifier.weight.view(4, 5, 5)[0, 2, 3] = 1.0  # its centre cell weighs 1
+    figures = detector_figures(weak, PointingProver(task), x, y)
+    assert figures["detector_centre"] == 1.0 and figures["detector_arms"] == 4.0
+    assert figures["readout_bias"] == -18.0
+    assert math.isnan(figures["prover_centre_missing"])  # it shows 0-pluses: none 4 of 5
+    assert figures["attack_centre_missing"] > 0.5  # the attack leaves the cheap cell out

@@ -45,7 +45,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -70,7 +70,7 @@ from ._game import ClosedFormResponse, Game, use_closed_form
 from ._memory import check_memory
 from .checkpoint import load_training_state, save_checkpoint
 from .config import BEST_RESPONSES, FORMULATIONS, UPDATES, TrainConfig, resolve_device
-from .diagnostics import pointing
+from .diagnostics import detector_figures, pointing
 from .plus_verifier import PlusVerifier
 from .stress import Metrics, check_attacks, check_stress_memory, evaluate, stress_test
 from .task import PVGTask
@@ -357,6 +357,7 @@ class _Run:
         if stress_now:
             clock = (self.clock, self.stress_seconds)
             self.stress_seconds = _stress(self.task, game, self.config, record, row, step, clock)
+            self.stress_seconds += _detector(game, self.config, row, *self.evaluation)
         row["seconds"] = round(record.train_seconds(self.clock, self.stress_seconds), 4)
         record.metrics.append(row)
         if self.observe is not None:
@@ -450,6 +451,22 @@ def _evaluation(
     if isinstance(game.verifier, PlusVerifier):
         row.update(pointing(game.verifier, game.prover, eval_x, eval_y))
     return row
+
+
+def _detector(
+    game: Game, config: TrainConfig, row: Metrics, x: torch.Tensor, y: torch.Tensor
+) -> float:
+    """Add :func:`~proofgames.pvg.diagnostics.detector_figures` to a FindThePlus row.
+
+    Only where the exhaustive attack is stress-tested (its search is the cost); returns
+    the seconds it took, which count as stress-test time.
+    """
+    if not isinstance(game.verifier, PlusVerifier) or "exhaustive" not in config.stress_attacks:
+        return 0.0
+    tick = time.perf_counter()
+    with suppress(PVGError):  # glimpses it does not cover (the spatial-transformer reading)
+        row.update(detector_figures(game.verifier, game.prover, x, y))
+    return time.perf_counter() - tick
 
 
 def _stress(

@@ -1,0 +1,246 @@
+"""What a FindThePlus verifier's heads detect, and what its prover and the attack show them.
+
+A head's classifier weights on its glimpse can form a plus anywhere in the glimpse
+(:func:`plus_detectors`, with :func:`plus_alignment` for a centred plus); its prover then
+points it beside the plus. On label-0 images the prover and the exhaustive attack place
+that detector on 4-of-5 pluses, and which cell those lack (:func:`missing_cells`) tells
+what the verifier has been taught; :func:`threshold_gap` measures how far its bias is
+from sound. :func:`detector_figures` flattens these for a training's metric rows.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from .._errors import PVGError
+from .find_the_plus import PLUS_OFFSETS, PlusVerifier, plus_mask
+from .message_search import search_messages
+from .plus_verifier import pixel_to_shift
+
+
+def best_detector(verifier: PlusVerifier) -> tuple[int, tuple[int, int]]:
+    """The most plus-shaped head and its plus's offset from the glimpse centre (pixels)."""
+    detectors = plus_detectors(verifier)
+    head = max(range(verifier.heads), key=lambda h: float(detectors[h]["alignment"]))
+    dr, dc = detectors[head]["offset"]
+    return head, (int(dr), int(dc))
+
+
+#: The plus cells in :data:`~proofgames.pvg.find_the_plus.PLUS_OFFSETS` order.
+PLUS_CELLS = ("centre", "up", "down", "left", "right")
+
+
+def missing_cells(
+    verifier: PlusVerifier, prover: nn.Module, x: Tensor, y: Tensor
+) -> dict[str, Any]:
+    """Which plus cell is missing where a label-0 image shows the plus detector 4 of 5.
+
+    The most plus-shaped head (:func:`plus_detectors`) is placed on each label-0 image
+    of ``(x, y)`` twice: where ``prover``'s message puts it, and where the exhaustive
+    search does. Among the images on which the detector then sees exactly four of the
+    five plus cells as 1-pixels, this counts how many lack each cell. A verifier learns
+    only what its prover's label-0 messages show it: a cell they never lack cannot tell
+    those images from label-1 ones.
+
+    Returns:
+        ``cells`` (:data:`PLUS_CELLS`), and per placement a count per cell: ``prover``,
+        ``prover_accepted`` (the prover's placements the verifier accepts) and
+        ``attack``.
+
+    Raises:
+        PVGError: glimpses not sampled a pixel apart with an odd side, or no label-0
+            image.
+    """
+    g = verifier.glimpse
+    if verifier.spacing != 1.0 or g % 2 == 0 or not bool((y < 0.5).any()):
+        raise PVGError("missing_cells needs label-0 images and odd glimpses a pixel apart")
+    head, (row, col) = best_detector(verifier)
+    r, c = g // 2 + row, g // 2 + col
+    negative = x[y < 0.5]
+    with torch.no_grad():
+        message = prover(negative, None).message
+        accepted = verifier(negative, message) > 0
+        shown = verifier.glimpses(negative, message)[0]
+        attacked = verifier.glimpses_at(negative, search_messages(verifier, negative).shifts)
+
+    def census(looks: Tensor, keep: Tensor) -> list[int]:
+        cells = torch.stack([looks[:, head, r + dr, c + dc] for dr, dc in PLUS_OFFSETS], 1)
+        ones = cells[keep] > 0.5
+        return [int(v) for v in (~ones[ones.sum(1) == 4]).sum(0)]
+
+    everywhere = torch.ones_like(accepted)
+    return {
+        "cells": list(PLUS_CELLS),
+        "prover": census(shown, everywhere),
+        "prover_accepted": census(shown, accepted),
+        "attack": census(attacked, everywhere),
+    }
+
+
+def detector_figures(
+    verifier: PlusVerifier, prover: nn.Module, x: Tensor, y: Tensor
+) -> dict[str, float]:
+    """Flat figures of the plus detector, for a training's metric rows.
+
+    ``detector_centre`` and ``detector_arms``: the most plus-shaped head's weights on the
+    centre cell of its plus and their mean on the four arms; ``readout_bias``; and, from
+    :func:`missing_cells` on ``(x, y)``, ``prover_centre_missing`` and
+    ``attack_centre_missing``: the shares of the 4-of-5 placements lacking the centre
+    (NaN where there are none).
+
+    Raises:
+        PVGError: as :func:`missing_cells`.
+    """
+    cells = missing_cells(verifier, prover, x, y)
+    head, (row, col) = best_detector(verifier)
+    g = verifier.glimpse
+    r, c = g // 2 + row, g // 2 + col
+    weights, bias = (t.detach().cpu() for t in verifier.readout())
+    plus = [
+        float(weights.view(verifier.heads, g, g)[head, r + dr, c + dc]) for dr, dc in PLUS_OFFSETS
+    ]
+
+    def centre_share(counts: list[int]) -> float:
+        return counts[0] / sum(counts) if sum(counts) else float("nan")
+
+    return {
+        "detector_centre": plus[0],
+        "detector_arms": sum(plus[1:]) / 4,
+        "readout_bias": float(bias),
+        "prover_centre_missing": centre_share(cells["prover"]),
+        "attack_centre_missing": centre_share(cells["attack"]),
+    }
+
+
+def threshold_gap(
+    verifier: PlusVerifier,
+    prover: nn.Module,
+    calibrate: tuple[Tensor, Tensor],
+    check: tuple[Tensor, Tensor],
+) -> dict[str, float]:
+    """How far the verifier's threshold is from sound, and what soundness would cost.
+
+    On the label-0 images of ``calibrate`` the exhaustive search gives each image's
+    highest logit over all messages; ``sound_shift`` is minus the largest, the change
+    of the readout bias that makes the verifier reject every one of them (exact on that
+    batch). The shifted verifier is then measured on ``check``, other images: its
+    exhaustive specificity and recall (exact on that batch) and its recall with
+    ``prover``'s own messages. A post-hoc diagnostic, not a training method: the shift
+    is chosen with the exhaustive search, which the paper's verifier never sees.
+
+    Raises:
+        PVGError: a batch without label-0 or label-1 images where one is needed.
+    """
+    if not bool((calibrate[1] < 0.5).any()) or not bool((check[1] < 0.5).any()):
+        raise PVGError("threshold_gap needs label-0 images in both batches")
+    if not bool((check[1] > 0.5).any()):
+        raise PVGError("threshold_gap needs label-1 images in the check batch")
+    was_training = (verifier.training, prover.training)
+    verifier.eval()
+    prover.eval()
+    with torch.no_grad():
+        shift = -float(search_messages(verifier, calibrate[0][calibrate[1] < 0.5]).bound.max())
+        x, y = check
+        best = search_messages(verifier, x).bound + shift
+        own = verifier(x, prover(x, None).message) + shift
+    verifier.train(was_training[0])
+    prover.train(was_training[1])
+    negative, positive = y < 0.5, y > 0.5
+    return {
+        "sound_shift": round(shift, 4),
+        "shifted_exhaustive_specificity": round(float((best[negative] <= 0).float().mean()), 4),
+        "shifted_exhaustive_recall": round(float((best[positive] > 0).float().mean()), 4),
+        "shifted_recall": round(float((own[positive] > 0).float().mean()), 4),
+    }
+
+
+def plus_alignment(verifier: nn.Module) -> list[float]:
+    """Per head, how much the verifier's classifier weights look like a centred plus.
+
+    The cosine between a head's ``glimpse x glimpse`` classifier weights and
+    :func:`plus_template` (what a head centred on a plus sees), both with their mean
+    removed: 1 for a pure plus detector (the weights of the sound verifier of the paper's
+    Figure 1), near 0 for weights that ignore the plus's shape, e.g. a count of
+    1-pixels (uniform weights).
+    """
+    cosine = _plus_cosines(_plus_verifier(verifier), [(0, 0)])[:, 0]
+    return [round(float(v), 4) for v in cosine]
+
+
+def _plus_cosines(verifier: PlusVerifier, offsets: list[tuple[int, int]]) -> Tensor:
+    """``(heads, offsets)``: cosines of the mean-removed weights and plus templates."""
+    g = verifier.glimpse
+    weights = verifier.readout()[0].detach().cpu().view(verifier.heads, g * g)
+    templates = torch.stack([plus_template(verifier, o).view(g * g) for o in offsets])
+    weights = weights - weights.mean(dim=1, keepdim=True)
+    templates = templates - templates.mean(dim=1, keepdim=True)
+    return torch.nn.functional.cosine_similarity(weights[:, None], templates[None], dim=2)
+
+
+def plus_template(verifier: PlusVerifier, offset: tuple[int, int] = (0, 0)) -> Tensor:
+    """``(glimpse, glimpse)``: the glimpse a head centred near a plus of 1-pixels takes.
+
+    With samples a pixel apart (the defaults) it is the plus's five cells; with samples
+    ``1/m`` of a pixel apart (``glimpse=10``: the literal spatial-transformer reading) it
+    is the plus as the head resamples it, each arm about ``m`` samples wide. ``offset``
+    ``(rows, columns)``, in pixels, places the plus that far from the glimpse's centre.
+    """
+    device = next(verifier.parameters()).device
+    centre = torch.tensor([verifier.size // 2], device=device)
+    rows, cols = centre + offset[0], centre + offset[1]
+    image = plus_mask(rows, cols, verifier.size).double()[:, None]
+    shift = pixel_to_shift(centre.double(), verifier.size).expand(1, 1, 2)
+    with torch.no_grad():  # in float64, so that a pixel's 1 is not sampled as 1 - 2e-7
+        look = verifier.glimpses_at(image, shift)[0, 0].cpu()
+    return torch.where(look.abs() < 1e-9, 0.0, look).float()
+
+
+def plus_offsets(verifier: PlusVerifier) -> list[tuple[int, int]]:
+    """The pixel offsets from a glimpse's centre at which a whole plus fits in the glimpse.
+
+    ``(0, 0)`` first; nine with the defaults (5x5 glimpses a pixel apart).
+    """
+    reach = max(0, math.floor(verifier.half_extent - 1 + 1e-9))  # the arms must fit too
+    reach = max(0, min(reach, verifier.size // 2 - 2))  # and the plus must fit the image
+    steps = sorted(range(-reach, reach + 1), key=abs)
+    return [(dr, dc) for dr in steps for dc in steps]
+
+
+def plus_detectors(verifier: nn.Module) -> list[dict[str, Any]]:
+    """Per head, the plus it detects best: ``{"alignment": cosine, "offset": [dr, dc]}``.
+
+    Like :func:`plus_alignment`, but the plus may sit anywhere in the glimpse (at each of
+    :func:`plus_offsets`): a head whose weights form a plus one pixel right of its
+    centre is a plus detector whose prover points it one pixel left of the plus. The
+    offset (pixels) is where that plus sits; ties go to the most central one.
+    """
+    offsets = plus_offsets(_plus_verifier(verifier))
+    cosine = _plus_cosines(_plus_verifier(verifier), offsets)
+    best = cosine.argmax(dim=1)  # the first maximum: the most central placement
+    return [
+        {"alignment": round(float(cosine[h, i]), 4), "offset": list(offsets[int(i)])}
+        for h, i in enumerate(best)
+    ]
+
+
+def _plus_verifier(verifier: nn.Module) -> PlusVerifier:
+    if not isinstance(verifier, PlusVerifier):
+        raise TypeError("head diagnostics need a PlusVerifier")
+    return verifier
+
+
+__all__ = [
+    "PLUS_CELLS",
+    "best_detector",
+    "detector_figures",
+    "missing_cells",
+    "plus_alignment",
+    "plus_detectors",
+    "plus_offsets",
+    "plus_template",
+    "threshold_gap",
+]
