@@ -22,6 +22,7 @@ from proofgames.pvg.stability import (  # noqa: E402
     finished_runs,
     run_stability,
     sound_verifier,
+    stability_table,
 )
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -168,3 +169,46 @@ def test_a_stopped_pvg_stability_keeps_what_it_certified_and_resume_finishes_it(
     assert [len(r["rows"]) for r in final["runs"]] == [3, 3]
     other = CliRunner().invoke(app, [*args[:2], "3", *args[3:], "--resume"])
     assert other.exit_code == 2 and "steps 2 there, 3 now" in other.output
+
+
+def _trained(folder, task_name="find-the-plus", **task_args):
+    from proofgames.pvg import TrainConfig, make_task, train
+
+    config = TrainConfig(steps=3, batch_size=16, eval_size=16, pretrain_steps=1,
+                         out_dir=str(folder), progress=False)  # fmt: skip
+    train(make_task(task_name, **task_args), config)
+    return folder
+
+
+def test_a_run_started_from_a_trained_pair_certifies_that_pair_at_step_0(tmp_path):
+    from proofgames.pvg import load_checkpoint
+
+    folder = _trained(tmp_path / "run", heads=2)
+    settings = replace(TINY, start=str(folder), formulations=("verifier-first",))
+    results = run_stability(settings)
+    assert results["started_from"] == str(folder / "agents.pt")
+    assert results["settings"]["task"]["heads"] == 2  # the run's own task
+    (run,) = results["runs"]
+    assert run["error_px"] is None and [r["step"] for r in run["rows"]] == [0, 1, 2]
+    saved = load_checkpoint(folder)
+    gen = torch.Generator().manual_seed(10_000 + TINY.seed)  # the certification batch
+    x, y = saved.task.sample(TINY.certify_size, gen)
+    assert run["rows"][0] == {"step": 0, **certify(saved.verifier, saved.prover, x, y, None)}
+    table = stability_table(results)
+    assert f"Started from {folder / 'agents.pt'} (2 heads)" in table
+    assert "| — (trained) | verifier-first |" in table
+
+
+def test_a_trained_start_must_be_a_find_the_plus_run_of_the_task_asked_for(tmp_path):
+    bec = _trained(tmp_path / "bec", "bec")
+    with pytest.raises(ValueError, match="a bec run, not a FindThePlus one"):
+        run_stability(replace(TINY, start=str(bec)))
+    plus = _trained(tmp_path / "plus", heads=2)
+    with pytest.raises(ValueError, match="a started run plays its own task"):
+        run_stability(replace(TINY, start=str(plus)), FindThePlus(heads=4))
+    with pytest.raises(FileNotFoundError, match="no PVG checkpoint"):
+        run_stability(replace(TINY, start=str(tmp_path / "nothing")))
+    ran = CliRunner().invoke(app, ["stability", "--start", str(plus), "--heads", "2",
+                                   "--out", str(tmp_path / "out")])  # fmt: skip
+    assert ran.exit_code == 2 and "drop --heads and --error" in ran.output
+    assert not (tmp_path / "out").exists()

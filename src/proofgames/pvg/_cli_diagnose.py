@@ -25,7 +25,7 @@ from ._cli_support import (
     use_threads,
 )
 from ._memory import DEFAULT_MAX_MEMORY_GB
-from .checkpoint import STATE_FILE, load_checkpoint, load_training_agents
+from .checkpoint import load_run_agents
 
 console = Console()
 
@@ -59,14 +59,8 @@ def diagnose_command(
 
     used_threads = use_threads(threads)
     check_options(device, max_memory_gb)
-    unfinished = checkpoint.is_dir() and not (checkpoint / "agents.pt").is_file()
     try:
-        if unfinished and (checkpoint / STATE_FILE).is_file():
-            saved, step = load_training_agents(checkpoint, device)
-            source = f"{checkpoint / STATE_FILE} (step {step})"
-        else:
-            saved = load_checkpoint(checkpoint, device)
-            source = str(checkpoint / "agents.pt" if checkpoint.is_dir() else checkpoint)
+        saved, source = load_run_agents(checkpoint, device)
         report = diagnose(saved.task, saved.prover, saved.verifier, n, seed, max_memory_gb)
     except ProofgamesError as exc:
         fail(str(exc))

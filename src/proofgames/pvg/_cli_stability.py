@@ -70,12 +70,21 @@ def stability_command(
     ] = 500,
     seed: Annotated[int, typer.Option(help="Seed of the games, images and errors.")] = 0,
     heads: Annotated[
-        int,
+        int | None,
         typer.Option(
             help="The verifier's heads, 1 to 16 (the paper's 4 by default); the hand-set "
             "protocol uses head 0 and leaves the others idle.",
+            show_default=False,
         ),
-    ] = 4,
+    ] = None,
+    start: Annotated[
+        Path | None,
+        typer.Option(
+            help="Start from a trained FindThePlus run (folder or agents.pt; a run still "
+            "training: its state.pt) instead of the hand-set pair, on its own task "
+            "(no --heads, no --error).",
+        ),
+    ] = None,
     verifier_weight_decay: Annotated[
         float,
         typer.Option(
@@ -128,11 +137,15 @@ def stability_command(
         seed=seed,
         device=device,
         verifier_weight_decay=verifier_weight_decay,
+        start=None if start is None else str(start),
     )
+    if start is not None and (heads is not None or error):
+        fail("--start plays the trained run's own task and agents: drop --heads and --error")
     try:
         settings.validate()
         check_folder(out, "--out")
-        played = FindThePlus(heads=heads), out, used_threads
+        task = None if start is not None else FindThePlus(heads=4 if heads is None else heads)
+        played = task, out, used_threads
         results = _played(settings, *played, resume=resume, chatty=not json_output)
         plot_stability(results, out / "stability.png")
     except ProofgamesError as exc:
@@ -155,7 +168,7 @@ def stability_command(
 
 def _played(
     settings: StabilitySettings,
-    task: FindThePlus,
+    task: FindThePlus | None,
     out: Path,
     threads: int,
     *,

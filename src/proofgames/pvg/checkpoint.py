@@ -248,6 +248,25 @@ def load_training_state(path: str | Path, device: str = "cpu") -> TrainingState:
     return state
 
 
+def load_run_agents(path: str | Path, device: str = "auto") -> tuple[Checkpoint, str]:
+    """A finished run's agents (``agents.pt``), or an unfinished one's current agents.
+
+    ``path`` is ``agents.pt``, or a run folder: its ``agents.pt`` if it has one, else its
+    :data:`STATE_FILE`. Returns the agents and where they came from (with the game step,
+    for a training state).
+
+    Raises:
+        MissingFileError: neither file there.
+        PVGError: as :func:`load_checkpoint` or :func:`load_training_agents`.
+    """
+    path = Path(path)
+    if path.is_dir() and not (path / "agents.pt").is_file() and (path / STATE_FILE).is_file():
+        saved, step = load_training_agents(path, device)
+        return saved, f"{path / STATE_FILE} (step {step})"
+    saved = load_checkpoint(path, device)
+    return saved, str(path / "agents.pt" if path.is_dir() else path)
+
+
 def load_training_agents(path: str | Path, device: str = "auto") -> tuple[Checkpoint, int]:
     """The *current* agents of a run's training state, and the game step they reached.
 

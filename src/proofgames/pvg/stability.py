@@ -38,6 +38,7 @@ from torch import Tensor, nn
 from .._errors import PVGError
 from ._figures import _figure, save_figure
 from ._stress_settings import check_seeds
+from .checkpoint import load_run_agents
 from .config import finite_not_negative
 from .diagnostics import pointing
 from .find_the_plus import PLUS_OFFSETS, FindThePlus, PlusProver, plus_centres
@@ -141,7 +142,7 @@ class PointingProver(nn.Module):
 
 
 def certify(
-    verifier: PlusVerifier, prover: nn.Module, x: Tensor, y: Tensor, best_head: int = 0
+    verifier: PlusVerifier, prover: nn.Module, x: Tensor, y: Tensor, best_head: int | None = 0
 ) -> dict[str, float]:
     """Exhaustive certification of ``verifier`` and where ``prover`` points, on ``(x, y)``.
 
@@ -149,7 +150,8 @@ def certify(
         ``exhaustive_specificity`` and ``exhaustive_recall`` (against the most convincing
         message for each image: exact on this batch), ``sound`` (1.0 when no label-0
         image can be made to pass), and :func:`~proofgames.pvg.diagnostics.pointing`'s
-        ``pointing_error_px`` (of ``best_head``) and ``on_plus``.
+        ``pointing_error_px`` (of ``best_head``; ``None``: the most plus-shaped head)
+        and ``on_plus``.
     """
     was_training = verifier.training
     verifier.eval()
@@ -184,6 +186,10 @@ class StabilitySettings:
         verifier_weight_decay: the verifier's L2 penalty (see
             :attr:`~proofgames.pvg.config.TrainConfig.verifier_weight_decay`; 0, the
             paper's, by default).
+        start: a trained FindThePlus run (its folder, whose ``agents.pt`` or, still
+            training, ``state.pt`` is read; or an ``agents.pt``) whose prover and
+            verifier start every run instead of the hand-set pair, on that run's own
+            task. The pointing errors then do not apply: one run per game.
     """
 
     steps: int = 300
@@ -196,6 +202,7 @@ class StabilitySettings:
     seed: int = 0
     device: str = "cpu"
     verifier_weight_decay: float = 0.0
+    start: str | None = None
 
     def validate(self) -> None:
         """Refuse settings under which the experiment cannot run, naming the setting."""
@@ -247,6 +254,10 @@ def _config(settings: StabilitySettings, formulation: str, update: str) -> Train
     return TrainConfig(**values)
 
 
+#: A run's ``(formulation, update, pointing error)``; the error is ``None`` for a run
+#: started from a trained pair.
+Game = tuple[str, str, float | None]
+
 #: Called with a partial record (a run as it goes; the whole experiment between runs).
 Progress = Callable[[dict[str, Any]], None]
 
@@ -254,11 +265,14 @@ Progress = Callable[[dict[str, Any]], None]
 def run_one(
     task: FindThePlus,
     settings: StabilitySettings,
-    game: tuple[str, str, float],
+    game: Game,
     progress: Progress | None = None,
+    start: tuple[nn.Module, PlusVerifier] | None = None,
 ) -> dict[str, Any]:
     """One run of ``game = (formulation, update, error)``: play from the hand-set agents.
 
+    With ``start`` (a trained prover and verifier) play starts from those instead, the
+    error is ``None`` and pointing is measured for the most plus-shaped head.
     ``progress``, if given, receives the run's record (``"finished": False``) after each
     certification.
     """
@@ -271,11 +285,12 @@ def run_one(
     def observe(step: int, prover: nn.Module, verifier: nn.Module) -> None:
         assert isinstance(verifier, PlusVerifier)
         device = next(verifier.parameters()).device
-        rows.append({"step": step, **certify(verifier, prover, x.to(device), y.to(device))})
+        where = x.to(device), y.to(device), None if start else 0
+        rows.append({"step": step, **certify(verifier, prover, *where)})
         if progress is not None:
             progress({**record, "finished": False, "lost_at": _lost_at(rows), "rows": rows})
 
-    agents = PointingProver(task, error, settings.seed), sound_verifier(task)
+    agents = start or (PointingProver(task, error or 0.0, settings.seed), sound_verifier(task))
     config = _config(settings, formulation, update)
     result = train(task, config, observe=observe, agents=agents)
     for row, logged in zip(rows[1:], result.metrics, strict=True):
@@ -294,12 +309,14 @@ def _lost_at(rows: list[dict[str, Any]]) -> int | None:
     return next((row["step"] for row in rows if not row["sound"]), None)
 
 
-def _game_of(run: dict[str, Any]) -> tuple[str, str, float]:
-    return run["formulation"], run["update"], float(run["error_px"])
+def _game_of(run: dict[str, Any]) -> Game:
+    error = run["error_px"]
+    return run["formulation"], run["update"], None if error is None else float(error)
 
 
-def _plan(settings: StabilitySettings) -> list[tuple[str, str, float]]:
-    return [(f, u, e) for e in settings.errors_px for f, u in settings.games()]
+def _plan(settings: StabilitySettings) -> list[Game]:
+    errors: tuple[float | None, ...] = (None,) if settings.start else settings.errors_px
+    return [(f, u, e) for e in errors for f, u in settings.games()]
 
 
 def _described(settings: StabilitySettings, task: FindThePlus) -> dict[str, Any]:
@@ -311,7 +328,7 @@ def _described(settings: StabilitySettings, task: FindThePlus) -> dict[str, Any]
 
 
 def finished_runs(
-    previous: dict[str, Any], settings: StabilitySettings, task: FindThePlus
+    previous: dict[str, Any], settings: StabilitySettings, task: FindThePlus | None = None
 ) -> list[dict[str, Any]]:
     """The finished runs of an earlier results file of the same experiment, to reuse.
 
@@ -323,6 +340,14 @@ def finished_runs(
     """
     if not isinstance(previous, dict) or not isinstance(previous.get("runs"), list):
         raise PVGError("the results to resume from are not a stability results file")
+    if settings.start is not None:
+        task, _, source = _trained_start(settings.start, task)
+        if previous.get("started_from") != source:  # e.g. the run has trained on since
+            raise PVGError(
+                f"the results to resume from started from {previous.get('started_from')}, "
+                f"not {source}"
+            )
+    task = task or FindThePlus()
     recorded, wanted = previous.get("settings"), _described(settings, task)
     if recorded != wanted:
         recorded = recorded if isinstance(recorded, dict) else {}
@@ -371,10 +396,15 @@ def run_stability(
     settings = settings or StabilitySettings()
     settings.validate()
     resolve_device(settings.device)
+    start, source = None, None
+    if settings.start is not None:
+        task, start, source = _trained_start(settings.start, task)
     task = task or FindThePlus()
     task.check_exhaustive()
     reuse = {_game_of(run): run for run in done or []}
     results: dict[str, Any] = {"settings": _described(settings, task), "complete": False}
+    if source is not None:
+        results["started_from"] = source
     runs: list[dict[str, Any]] = []
 
     def report(current: dict[str, Any]) -> None:
@@ -382,15 +412,30 @@ def run_stability(
             progress({**results, "runs": [*runs, current]})
 
     for game in _plan(settings):
-        runs.append(reuse.get(game) or run_one(task, settings, game, report))
+        runs.append(reuse.get(game) or run_one(task, settings, game, report, start))
         if progress is not None:
             progress({**results, "runs": list(runs)})
     return {**results, "complete": True, "runs": runs}
 
 
+def _trained_start(
+    path: str, task: FindThePlus | None
+) -> tuple[FindThePlus, tuple[nn.Module, PlusVerifier], str]:
+    """The task and agents of a trained FindThePlus run, and where they were read."""
+    saved, source = load_run_agents(path, "cpu")
+    if not isinstance(saved.task, FindThePlus) or not isinstance(saved.verifier, PlusVerifier):
+        raise PVGError(f"start {path}: a {saved.task.name} run, not a FindThePlus one")
+    if task is not None and task.init_args() != saved.task.init_args():
+        raise PVGError(
+            f"start {path}: its task is {saved.task.init_args()}, not the {task.init_args()} "
+            "asked for (a started run plays its own task)"
+        )
+    return saved.task, (saved.prover, saved.verifier), source
+
+
 def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
     """Exhaustive specificity and pointing error over game steps, a column per error."""
-    errors = sorted({run["error_px"] for run in results["runs"]})
+    errors = sorted({run["error_px"] for run in results["runs"]}, key=lambda e: e or 0.0)
     fig, axes = _figure(2, len(errors), (4 * len(errors), 6), sharex=True, squeeze=False)
     size = results["settings"]["certify_size"]
     for col, error in enumerate(errors):
@@ -399,7 +444,8 @@ def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
             name = run["formulation"] + ("" if run["update"] == "-" else f" / {run['update']}")
             axes[0][col].plot(steps, [r["exhaustive_specificity"] for r in run["rows"]], label=name)
             axes[1][col].plot(steps, [r["pointing_error_px"] for r in run["rows"]], label=name)
-        axes[0][col].set_title(f"pointing error set to {error:g} px rms", fontsize=10)
+        title = "trained start" if error is None else f"pointing error set to {error:g} px rms"
+        axes[0][col].set_title(title, fontsize=10)
         axes[1][col].set_xlabel("game step")
     axes[0][0].set_ylabel(f"exhaustive specificity\n(exact on {size} held-out images)")
     axes[1][0].set_ylabel("pointing error, px rms\n(measured, label-1 held-out images)")
@@ -414,8 +460,10 @@ def stability_table(results: dict[str, Any]) -> str:
     heads = settings["task"].get("heads", FindThePlus.heads)  # results saved before heads
     decay = settings.get("verifier_weight_decay", 0.0)
     extra = f", verifier weight decay {decay:g}" if decay else ""
+    start = results.get("started_from")
+    who = f"Started from {start}" if start else "Hand-set sound verifier"
     lines = [
-        f"Hand-set sound verifier ({heads} head{'s' * (heads != 1)}{extra}), "
+        f"{who} ({heads} head{'s' * (heads != 1)}{extra}), "
         f"{settings['steps']} game steps at batch "
         f"{settings['batch_size']}, seed {settings['seed']}; certified by exhaustive search "
         f"(exact) on {settings['certify_size']} held-out images every "
@@ -438,7 +486,8 @@ def stability_table(results: dict[str, Any]) -> str:
         if not run.get("finished", True):  # results saved before "finished" are complete
             lost += f" (unfinished: played to step {last['step']})"
         lines.append(
-            f"| {run['error_px']:g} | {run['formulation']} | {run['update']} | {lost} | "
+            f"| {'— (trained)' if run['error_px'] is None else format(run['error_px'], 'g')} | "
+            f"{run['formulation']} | {run['update']} | {lost} | "
             f"{last['exhaustive_specificity']:.3f} | {last['exhaustive_recall']:.3f} | "
             f"{last['pointing_error_px']:.2f} | {last['on_plus']:.3f} |"
         )
