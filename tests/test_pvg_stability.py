@@ -212,3 +212,17 @@ def test_a_trained_start_must_be_a_find_the_plus_run_of_the_task_asked_for(tmp_p
                                    "--out", str(tmp_path / "out")])  # fmt: skip
     assert ran.exit_code == 2 and "drop --heads and --error" in ran.output
     assert not (tmp_path / "out").exists()
+
+
+def test_pvg_stability_from_a_trained_run_reports_each_certification(tmp_path):
+    folder = _trained(tmp_path / "run")
+    out = tmp_path / "out"
+    ran = CliRunner().invoke(app, ["stability", "--start", str(folder), "--steps", "2",
+                                   "--certify-every", "1", "--batch-size", "16",
+                                   "--certify-size", "32", "--formulation", "verifier-first",
+                                   "--out", str(out)])  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    assert "verifier-first - from the trained run, step 2: exhaustive specificity" in ran.output
+    saved = json.loads((out / "stability.json").read_text())
+    assert saved["started_from"] == str(folder / "agents.pt") and saved["complete"] is True
+    assert (out / "stability.png").stat().st_size > 0

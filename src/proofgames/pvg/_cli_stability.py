@@ -160,9 +160,7 @@ def stability_command(
     for run in summary:
         lost = run["lost_at"]
         kept = f"sound lost at step {lost}" if lost is not None else f"sound at step {steps}"
-        console.print(
-            f"{run['formulation']:>14} {run['update']:>12}  error {run['error_px']:g} px: {kept}"
-        )
+        console.print(f"{run['formulation']:>14} {run['update']:>12}  {_played_from(run)}: {kept}")
     console.print(f"results: {out / 'stability.json'}")
 
 
@@ -196,7 +194,7 @@ def _played(
         if chatty and not run["finished"]:
             row = run["rows"][-1]
             err_console.print(
-                f"{run['formulation']} {run['update']} error {run['error_px']:g} px, step "
+                f"{run['formulation']} {run['update']} {_played_from(run)}, step "
                 f"{row['step']}: exhaustive specificity {row['exhaustive_specificity']:.3f}, "
                 f"pointing error {row['pointing_error_px']:.2f} px"
             )
@@ -204,6 +202,11 @@ def _played(
     results = run_stability(settings, task, done=done, progress=save)
     save(results)
     return results
+
+
+def _played_from(run: dict[str, Any]) -> str:
+    error = run["error_px"]
+    return "from the trained run" if error is None else f"error {error:g} px"
 
 
 def start_gradient_command(
