@@ -223,6 +223,20 @@ def test_pvg_stability_from_a_trained_run_reports_each_certification(tmp_path):
                                    "--out", str(out)])  # fmt: skip
     assert ran.exit_code == 0, ran.output
     assert "verifier-first - from the trained run, step 2: exhaustive specificity" in ran.output
+    run = json.loads((out / "stability.json").read_text())["runs"][0]
+    said = "not sound at the start" if run["lost_at"] == 0 else "sound"
+    assert f"from the trained run: {said}" in ran.output
+
+
+def test_the_table_says_when_a_run_was_never_sound():
+    row = {"step": 0, "sound": 0.0, "exhaustive_specificity": 0.5, "exhaustive_recall": 1.0,
+           "pointing_error_px": 0.1, "on_plus": 1.0}  # fmt: skip
+    run = {"formulation": "simultaneous", "update": "alternating", "error_px": None,
+           "lost_at": 0, "rows": [row]}  # fmt: skip
+    settings = {"steps": 1, "batch_size": 8, "seed": 0, "certify_size": 4, "certify_every": 1,
+                "task": {"heads": 4}}  # fmt: skip
+    table = stability_table({"settings": settings, "started_from": "x", "runs": [run]})
+    assert "| — (trained) | simultaneous | alternating | 0 (not sound at the start) |" in table
     saved = json.loads((out / "stability.json").read_text())
     assert saved["started_from"] == str(folder / "agents.pt") and saved["complete"] is True
     assert (out / "stability.png").stat().st_size > 0

@@ -160,6 +160,7 @@ def stability_command(
     for run in summary:
         lost = run["lost_at"]
         kept = f"sound lost at step {lost}" if lost is not None else f"sound at step {steps}"
+        kept = "not sound at the start" if lost == 0 else kept
         console.print(f"{run['formulation']:>14} {run['update']:>12}  {_played_from(run)}: {kept}")
     console.print(f"results: {out / 'stability.json'}")
 

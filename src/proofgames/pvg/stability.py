@@ -483,6 +483,7 @@ def stability_table(results: dict[str, Any]) -> str:
     for run in results["runs"]:
         last = run["rows"][-1]
         lost = "kept" if run["lost_at"] is None else str(run["lost_at"])
+        lost += " (not sound at the start)" if run["lost_at"] == 0 else ""
         if not run.get("finished", True):  # results saved before "finished" are complete
             lost += f" (unfinished: played to step {last['step']})"
         lines.append(
