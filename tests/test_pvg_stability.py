@@ -226,6 +226,9 @@ def test_pvg_stability_from_a_trained_run_reports_each_certification(tmp_path):
     run = json.loads((out / "stability.json").read_text())["runs"][0]
     said = "not sound at the start" if run["lost_at"] == 0 else "sound"
     assert f"from the trained run: {said}" in ran.output
+    saved = json.loads((out / "stability.json").read_text())
+    assert saved["started_from"] == str(folder / "agents.pt") and saved["complete"] is True
+    assert (out / "stability.png").stat().st_size > 0
 
 
 def test_the_table_says_when_a_run_was_never_sound():
@@ -237,6 +240,3 @@ def test_the_table_says_when_a_run_was_never_sound():
                 "task": {"heads": 4}}  # fmt: skip
     table = stability_table({"settings": settings, "started_from": "x", "runs": [run]})
     assert "| — (trained) | simultaneous | alternating | 0 (not sound at the start) |" in table
-    saved = json.loads((out / "stability.json").read_text())
-    assert saved["started_from"] == str(folder / "agents.pt") and saved["complete"] is True
-    assert (out / "stability.png").stat().st_size > 0
