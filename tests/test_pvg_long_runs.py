@@ -28,8 +28,8 @@ def test_find_the_plus_rows_log_the_pointing_error_and_the_exact_specificity():
     assert all("pointing_error_px" in row and 0 <= row["on_plus"] <= 1 for row in rows)
     last = rows[-1]
     assert 0 <= last["exhaustive_specificity"] <= 1 and "messages_accuracy" in last
-    detector = ("detector_centre", "detector_arms", "readout_bias", "prover_centre_missing",
-                "attack_centre_missing")  # fmt: skip
+    # the prover's centre-missing share is logged only where it shows a 4-of-5 plus
+    detector = ("detector_centre", "detector_arms", "readout_bias", "attack_centre_missing")
     assert all(key in last for key in detector)  # logged where the exhaustive search runs
     assert not any(key in rows[0] for key in detector)  # step 2: no stress test there
     assert last["readout_bias"] == float(train(task, config).verifier.classifier.bias.detach())

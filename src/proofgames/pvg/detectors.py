@@ -90,7 +90,7 @@ def detector_figures(
     centre cell of its plus and their mean on the four arms; ``readout_bias``; and, from
     :func:`missing_cells` on ``(x, y)``, ``prover_centre_missing`` and
     ``attack_centre_missing``: the shares of the 4-of-5 placements lacking the centre
-    (NaN where there are none).
+    (absent where there are none).
 
     Raises:
         PVGError: as :func:`missing_cells`.
@@ -104,16 +104,15 @@ def detector_figures(
         float(weights.view(verifier.heads, g, g)[head, r + dr, c + dc]) for dr, dc in PLUS_OFFSETS
     ]
 
-    def centre_share(counts: list[int]) -> float:
-        return counts[0] / sum(counts) if sum(counts) else float("nan")
-
-    return {
+    figures = {
         "detector_centre": plus[0],
         "detector_arms": sum(plus[1:]) / 4,
         "readout_bias": float(bias),
-        "prover_centre_missing": centre_share(cells["prover"]),
-        "attack_centre_missing": centre_share(cells["attack"]),
     }
+    for who in ("prover", "attack"):
+        if sum(cells[who]):  # no share without a 4-of-5 placement (no NaN in a row)
+            figures[f"{who}_centre_missing"] = cells[who][0] / sum(cells[who])
+    return figures
 
 
 def threshold_gap(
