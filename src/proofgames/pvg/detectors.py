@@ -18,7 +18,7 @@ from torch import Tensor, nn
 
 from .._errors import PVGError
 from .find_the_plus import PLUS_OFFSETS, PlusVerifier, plus_mask
-from .message_search import search_messages
+from .message_search import ExhaustiveSearch, search_messages
 from .plus_verifier import pixel_to_shift
 
 
@@ -35,7 +35,11 @@ PLUS_CELLS = ("centre", "up", "down", "left", "right")
 
 
 def missing_cells(
-    verifier: PlusVerifier, prover: nn.Module, x: Tensor, y: Tensor
+    verifier: PlusVerifier,
+    prover: nn.Module,
+    x: Tensor,
+    y: Tensor,
+    found: ExhaustiveSearch | None = None,
 ) -> dict[str, Any]:
     """Which plus cell is missing where a label-0 image shows the plus detector 4 of 5.
 
@@ -65,7 +69,8 @@ def missing_cells(
         message = prover(negative, None).message
         accepted = verifier(negative, message) > 0
         shown = verifier.glimpses(negative, message)[0]
-        attacked = verifier.glimpses_at(negative, search_messages(verifier, negative).shifts)
+        found = found or search_messages(verifier, negative)
+        attacked = verifier.glimpses_at(negative, found.shifts)
 
     def census(looks: Tensor, keep: Tensor) -> list[int]:
         cells = torch.stack([looks[:, head, r + dr, c + dc] for dr, dc in PLUS_OFFSETS], 1)
@@ -120,6 +125,7 @@ def threshold_gap(
     prover: nn.Module,
     calibrate: tuple[Tensor, Tensor],
     check: tuple[Tensor, Tensor],
+    found: ExhaustiveSearch | None = None,
 ) -> dict[str, float]:
     """How far the verifier's threshold is from sound, and what soundness would cost.
 
@@ -142,7 +148,8 @@ def threshold_gap(
     verifier.eval()
     prover.eval()
     with torch.no_grad():
-        shift = -float(search_messages(verifier, calibrate[0][calibrate[1] < 0.5]).bound.max())
+        found = found or search_messages(verifier, calibrate[0][calibrate[1] < 0.5])
+        shift = -float(found.bound.max())
         x, y = check
         best = search_messages(verifier, x).bound + shift
         own = verifier(x, prover(x, None).message) + shift

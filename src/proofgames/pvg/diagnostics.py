@@ -37,7 +37,7 @@ from .find_the_plus import (
     plus_centres,
     plus_maps,
 )
-from .message_search import search_messages
+from .message_search import ExhaustiveSearch, search_messages
 from .stress import evaluate, positive
 from .task import PVGTask
 
@@ -84,7 +84,9 @@ def diagnose(
     return report
 
 
-def attack_anatomy(verifier: PlusVerifier, x: Tensor, y: Tensor) -> dict[str, Any]:
+def attack_anatomy(
+    verifier: PlusVerifier, x: Tensor, y: Tensor, found: ExhaustiveSearch | None = None
+) -> dict[str, Any]:
     """How the exhaustive attack gets the label-0 images of ``(x, y)`` accepted, by head.
 
     The verifier's logit is its bias plus one term per head (the head's glimpse read
@@ -108,7 +110,7 @@ def attack_anatomy(verifier: PlusVerifier, x: Tensor, y: Tensor) -> dict[str, An
     if negative.shape[0] == 0:
         raise PVGError("attack_anatomy needs label-0 images")
     with torch.no_grad():
-        found = search_messages(verifier, negative)
+        found = found or search_messages(verifier, negative)
         looks = verifier.glimpses_at(negative, found.shifts)  # (n, heads, g, g)
         weights, bias = (t.detach() for t in verifier.readout())
         g = verifier.glimpse
@@ -190,11 +192,16 @@ def head_diagnostics(
     gen = torch.Generator().manual_seed(seed)
     task.sample(n, gen)  # the batch above; the check batch comes next
     check = tuple(t.to(x.device) for t in task.sample(n, gen))
+    try:  # one exact search of the label-0 images serves the three measures below
+        with torch.no_grad():
+            search = search_messages(v, x[y < 0.5]) if bool((y < 0.5).any()) else None
+    except PVGError:
+        search = None  # each measure below then says why it is skipped
     found: dict[str, Any] = {}
     for key, measure in (
-        ("attack", lambda: attack_anatomy(v, x, y)),
-        ("missing_cells", lambda: missing_cells(v, prover, x, y)),
-        ("threshold", lambda: threshold_gap(v, prover, (x, y), (check[0], check[1]))),
+        ("attack", lambda: attack_anatomy(v, x, y, search)),
+        ("missing_cells", lambda: missing_cells(v, prover, x, y, search)),
+        ("threshold", lambda: threshold_gap(v, prover, (x, y), (check[0], check[1]), search)),
     ):
         try:
             found[key] = measure()
