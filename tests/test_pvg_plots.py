@@ -73,3 +73,20 @@ def test_learning_curves_add_pointing_and_exhaustive_panels_when_the_runs_logged
     longer = {**curve, "pointing_error_px": [2.0, 1.5], "exhaustive_specificity": [None, 0.1]}
     plot_learning([longer], tmp_path / "long.png")
     assert _png_height(tmp_path / "long.png") > _png_height(tmp_path / "old.png")
+
+
+def test_learning_curves_add_the_plus_detectors_panels_when_the_runs_logged_them(tmp_path):
+    from proofgames.pvg.report import plot_learning
+
+    curve = {"training": "pvg", "seed": 0, "step": [10, 20], "verifier_accuracy": [0.5, 0.6],
+             "messages_accuracy": [None, 0.55], "pointing_error_px": [2.0, 1.5],
+             "exhaustive_specificity": [None, 0.1]}  # fmt: skip
+    plot_learning([curve], tmp_path / "four.png")
+    detectors = {
+        "detector_centre": [None, 0.4],
+        "detector_arms": [None, 1.1],
+        "prover_centre_missing": [None, 0.05],
+        "attack_centre_missing": [None, 0.3],
+    }
+    plot_learning([{**curve, **detectors}], tmp_path / "six.png")
+    assert _png_height(tmp_path / "six.png") > _png_height(tmp_path / "four.png")

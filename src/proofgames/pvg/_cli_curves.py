@@ -32,6 +32,7 @@ SHOWN = (
     ("exhaustive_specificity", "exhaustive spec"),
     ("pointing_error_px", "pointing px"),
     ("on_plus", "on the plus"),
+    ("detector_centre", "centre weight"),
     ("prover_steps", "prover steps"),
 )
 """The last-row figures the table shows (when the run logs them)."""

@@ -97,12 +97,27 @@ def plot_formulations(formulations: dict[str, list[dict[str, Any]]], path: Path 
     save_figure(fig, path)
 
 
-#: Panels of the FindThePlus learning curves: (logged series, y label, y limits).
-_LEARNING_PANELS = (
-    ("verifier_accuracy", "verifier accuracy (training prover)", (0.0, 1.02)),
-    ("messages_accuracy", "frozen accuracy vs optimized messages", (0.0, 1.02)),
-    ("pointing_error_px", "pointing error, px rms\n(best head, label-1 eval images)", None),
-    ("exhaustive_specificity", "exhaustive specificity\n(exact on the stress batch)", (0, 1.02)),
+#: Panels of the FindThePlus learning curves: (logged series, y label, y limits). A
+#: second series is drawn dotted in the run's colour (the y label says which is which).
+_LEARNING_PANELS: tuple[tuple[tuple[str, ...], str, tuple[float, float] | None], ...] = (
+    (("verifier_accuracy",), "verifier accuracy (training prover)", (0.0, 1.02)),
+    (("messages_accuracy",), "frozen accuracy vs optimized messages", (0.0, 1.02)),
+    (("pointing_error_px",), "pointing error, px rms\n(best head, label-1 eval images)", None),
+    (
+        ("exhaustive_specificity",),
+        "exhaustive specificity\n(exact on the stress batch)",
+        (0, 1.02),
+    ),
+    (
+        ("detector_centre", "detector_arms"),
+        "plus detector's weights\n(centre: o solid; arms' mean: x dotted)",
+        None,
+    ),
+    (
+        ("prover_centre_missing", "attack_centre_missing"),
+        "4-of-5 pluses lacking the centre\n(prover's: o solid; attack's: x dotted)",
+        (0.0, 1.02),
+    ),
 )
 
 
@@ -110,41 +125,31 @@ def plot_learning(curves: list[dict[str, Any]], path: Path | BinaryIO) -> None:
     """FindThePlus learning curves: one panel per logged series of :data:`_LEARNING_PANELS`.
 
     Verifier accuracy and frozen accuracy against optimized messages always; the
-    pointing error and the exhaustive specificity when the runs logged them.
+    pointing error, the exhaustive specificity and the plus detector's figures (see
+    :func:`~proofgames.pvg.detectors.detector_figures`) when the runs logged them.
     """
-    panels = [p for i, p in enumerate(_LEARNING_PANELS) if i < 2 or _logged(curves, p[0])]
+    panels = [p for i, p in enumerate(_LEARNING_PANELS) if i < 2 or _logged(curves, p[0][0])]
     labels, colours = _identities(curves)
-    rows = 1 if len(panels) <= 2 else 2
+    rows = (len(panels) + 1) // 2
     fig, axes = _figure(rows, 2, (10, 3.8 * rows), squeeze=False)
     flat = [ax for row in axes for ax in row]
-    for ax, (key, label, limits) in zip(flat, panels, strict=False):
+    for ax, (keys, label, limits) in zip(flat, panels, strict=False):
         for curve, name, colour in zip(curves, labels, colours, strict=True):
-            points = [
-                (s, v)
-                for s, v in zip(curve["step"], curve.get(key, []), strict=False)
-                if v is not None
-            ]
-            if not points:
-                continue
-            sparse = key != "verifier_accuracy" and key != "pointing_error_px"
-            pvg = curve["training"] == "pvg"
-            ax.plot(
-                *zip(*points, strict=True),
-                ("o-" if sparse else "-") if pvg else ("s--" if sparse else "--"),
-                color=colour,  # collaborative dashed
-                alpha=0.75,
-                markersize=3,
-                linewidth=1,
-                label=name,
-            )
+            for second, key in enumerate(keys):
+                _plot_series(ax, curve, key, colour, None if second else name, bool(second))
         ax.set_ylabel(label)
         ax.set_xlabel("game step")
         ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
         ax.xaxis.set_major_formatter(FuncFormatter(_steps))
-        if key == "pointing_error_px":  # from tens of pixels down to a tenth of one
+        if keys[0] == "pointing_error_px":  # from tens of pixels down to a tenth of one
             ax.set_yscale("symlog", linthresh=0.1)
         if limits is not None:
             ax.set_ylim(*limits)
+    steps = [s for curve in curves for s in curve["step"]]
+    if steps and max(steps) > min(steps):  # one step axis, also for series logged late
+        margin = 0.03 * (max(steps) - min(steps))
+        for ax in flat[: len(panels)]:
+            ax.set_xlim(min(steps) - margin, max(steps) + margin)
     for ax in flat[len(panels) :]:
         ax.set_visible(False)
     labelled = [ax for ax in (flat[1], flat[0]) if ax.get_legend_handles_labels()[0]]
@@ -152,6 +157,33 @@ def plot_learning(curves: list[dict[str, Any]], path: Path | BinaryIO) -> None:
         labelled[0].legend(fontsize=6, ncol=2)
     fig.tight_layout()
     save_figure(fig, path)
+
+
+def _plot_series(
+    ax: Any, curve: dict[str, Any], key: str, colour: str, name: str | None, dotted: bool
+) -> None:
+    """One run's logged ``key`` on ``ax``: markers where it is sparse, collaborative dashed."""
+    points = [
+        (s, v) for s, v in zip(curve["step"], curve.get(key, []), strict=False) if v is not None
+    ]
+    if not points:
+        return
+    sparse = key not in ("verifier_accuracy", "pointing_error_px")
+    if dotted:
+        style = "x:" if sparse else ":"
+    elif curve["training"] == "pvg":
+        style = "o-" if sparse else "-"
+    else:
+        style = "s--" if sparse else "--"
+    ax.plot(
+        *zip(*points, strict=True),
+        style,
+        color=colour,
+        alpha=0.75,
+        markersize=3,
+        linewidth=1,
+        label=name,
+    )
 
 
 def _identities(curves: list[dict[str, Any]]) -> tuple[list[str], list[str]]:

@@ -488,6 +488,11 @@ _CURVE_KEYS = (
     "exhaustive_specificity",
     "pointing_error_px",
     "on_plus",
+    "detector_centre",
+    "detector_arms",
+    "readout_bias",
+    "prover_centre_missing",
+    "attack_centre_missing",
 )
 
 
