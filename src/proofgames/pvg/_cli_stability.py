@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .._errors import ProofgamesError
+from .._errors import ProofgamesError, TrainingStopped
 from ._cli_support import (
     Device,
     Json,
@@ -98,15 +98,16 @@ def stability_command(
         Path,
         typer.Option(
             help="Folder for stability.json (rewritten after every certification), "
-            "stability.md and stability.png."
+            "stability.md, stability.png and runs/ (each run's saved state)."
         ),
     ] = Path("reports/pvg-stability"),
     resume: Annotated[
         bool,
         typer.Option(
             "--resume",
-            help="Reuse the finished runs of OUT/stability.json (same settings only) and "
-            "play the rest; an unfinished run starts again.",
+            help="Reuse the finished runs of OUT/stability.json (same settings only), "
+            "continue an unfinished one from its state saved in OUT/runs, and play the "
+            "rest.",
         ),
     ] = False,
     device: Device = "cpu",
@@ -178,14 +179,18 @@ def _played(
 
     With ``chatty``, each certification of a run in play is also reported on stderr.
     """
-    from .stability import finished_runs, run_stability, stability_table
+    from .stability import earlier_runs, run_stability, stability_table
 
     path = out / "stability.json"
     done = None
     if resume and path.exists():
-        done = finished_runs(read_json(path, "stability results"), settings, task)
+        done = earlier_runs(read_json(path, "stability results"), settings, task)
         if chatty:
-            err_console.print(f"resuming: {len(done)} finished run(s) reused from {path}")
+            finished = sum(run.get("finished", True) for run in done)
+            err_console.print(
+                f"resuming from {path}: {finished} finished run(s) reused, "
+                f"{len(done) - finished} unfinished continued from {out / 'runs'} if saved there"
+            )
 
     def save(partial: dict[str, Any]) -> None:
         out.mkdir(parents=True, exist_ok=True)
@@ -200,7 +205,12 @@ def _played(
                 f"pointing error {row['pointing_error_px']:.2f} px"
             )
 
-    results = run_stability(settings, task, done=done, progress=save)
+    try:
+        results = run_stability(settings, task, done=done, progress=save, runs_dir=out / "runs")
+    except TrainingStopped as exc:
+        raise TrainingStopped(
+            f"{exc}; the same command with --resume continues the experiment"
+        ) from None
     save(results)
     return results
 

@@ -28,15 +28,16 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from .._errors import PVGError
-from ._figures import _figure, save_figure
+from ._stability_report import plot_stability, stability_table
+from ._stability_saves import Game, carried_rows, run_name
 from ._stress_settings import check_seeds
 from .checkpoint import load_run_agents
 from .config import finite_not_negative
@@ -52,9 +53,12 @@ from .train import FORMULATIONS, UPDATES, TrainConfig, resolve_device, train
 __all__ = [
     "PointingProver",
     "StabilitySettings",
+    "carried_rows",
     "certify",
+    "earlier_runs",
     "finished_runs",
     "plot_stability",
+    "run_name",
     "run_stability",
     "sound_verifier",
     "stability_table",
@@ -102,11 +106,14 @@ class PointingProver(nn.Module):
 
     The error of an image is a fixed random linear function of its pixels, scaled so
     that its rms length over the task's images is about ``error_px`` pixels (0: exact).
+    The prover is a function of its arguments alone: ``seed`` also initializes the
+    learned part (its message layer starts at 0, the layers below it do not), and the
+    global torch generator is left as it was.
 
     Args:
         task: the FindThePlus task (its prover architecture makes the learned part).
         error_px: rms pointing error in pixels.
-        seed: seed of the error's random projection.
+        seed: seed of the error's random projection and of the learned part's weights.
     """
 
     projection: Tensor
@@ -115,7 +122,9 @@ class PointingProver(nn.Module):
         super().__init__()
         check_error(error_px)
         self.error_px, self.size = error_px, task.size
-        self.learned = task.make_prover()
+        with torch.random.fork_rng(devices=[]):  # the global generator is restored after
+            torch.manual_seed(seed)
+            self.learned = task.make_prover()
         assert isinstance(self.learned, PlusProver)
         with torch.no_grad():
             self.learned.to_message.weight.zero_()
@@ -254,10 +263,6 @@ def _config(settings: StabilitySettings, formulation: str, update: str) -> Train
     return TrainConfig(**values)
 
 
-#: A run's ``(formulation, update, pointing error)``; the error is ``None`` for a run
-#: started from a trained pair.
-Game = tuple[str, str, float | None]
-
 #: Called with a partial record (a run as it goes; the whole experiment between runs).
 Progress = Callable[[dict[str, Any]], None]
 
@@ -268,19 +273,34 @@ def run_one(
     game: Game,
     progress: Progress | None = None,
     start: tuple[nn.Module, PlusVerifier] | None = None,
+    folder: Path | None = None,
+    earlier: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One run of ``game = (formulation, update, error)``: play from the hand-set agents.
 
     With ``start`` (a trained prover and verifier) play starts from those instead, the
     error is ``None`` and pointing is measured for the most plus-shaped head.
     ``progress``, if given, receives the run's record (``"finished": False``) after each
-    certification.
+    certification. With ``folder`` the run saves its training state there at every
+    certification (and when stopped by SIGTERM or SIGINT); given ``earlier``, the
+    unfinished record of the same run, it continues from that state, keeping the
+    certifications made up to it (see :func:`carried_rows`).
+
+    Raises:
+        PVGError: ``folder``'s saved state does not fit this run or ``earlier``.
+        TrainingStopped: the run was asked to stop and saved its state in ``folder``.
     """
     formulation, update, error = game
     gen = torch.Generator().manual_seed(10_000 + settings.seed)
     x, y = task.sample(settings.certify_size, gen)
-    rows: list[dict[str, Any]] = []
     record: dict[str, Any] = {"formulation": formulation, "update": update, "error_px": error}
+    config = _config(settings, formulation, update)
+    rows: list[dict[str, Any]] = []
+    resume = None
+    if folder is not None:
+        config = replace(config, out_dir=str(folder), checkpoint_every=settings.certify_every)
+        rows = carried_rows(folder, earlier, settings.certify_every, settings.steps)
+        resume = folder if rows else None
 
     def observe(step: int, prover: nn.Module, verifier: nn.Module) -> None:
         assert isinstance(verifier, PlusVerifier)
@@ -291,8 +311,7 @@ def run_one(
             progress({**record, "finished": False, "lost_at": _lost_at(rows), "rows": rows})
 
     agents = start or (PointingProver(task, error or 0.0, settings.seed), sound_verifier(task))
-    config = _config(settings, formulation, update)
-    result = train(task, config, observe=observe, agents=agents)
+    result = train(task, config, observe=observe, resume=resume, agents=agents)
     for row, logged in zip(rows[1:], result.metrics, strict=True):
         row["verifier_accuracy"] = logged["verifier_accuracy"]
         row["prover_steps"] = logged["prover_steps"]
@@ -336,6 +355,20 @@ def finished_runs(
     is exactly what playing it again would give.
 
     Raises:
+        PVGError: as :func:`earlier_runs`.
+    """
+    return [run for run in earlier_runs(previous, settings, task) if run.get("finished", True)]
+
+
+def earlier_runs(
+    previous: dict[str, Any], settings: StabilitySettings, task: FindThePlus | None = None
+) -> list[dict[str, Any]]:
+    """The runs, finished or not, of an earlier results file of the same experiment.
+
+    :func:`run_stability` reuses the finished ones and continues an unfinished one from
+    its saved state (see :func:`run_one`).
+
+    Raises:
         PVGError: ``previous`` is not a results file, or records other settings (named).
     """
     if not isinstance(previous, dict) or not isinstance(previous.get("runs"), list):
@@ -359,11 +392,7 @@ def finished_runs(
             + ", ".join(f"{k} {recorded.get(k)!r} there, {wanted.get(k)!r} now" for k in differ)
         )
     plan = set(_plan(settings))
-    return [
-        run
-        for run in previous["runs"]
-        if isinstance(run, dict) and run.get("finished", True) and _game_of(run) in plan
-    ]
+    return [run for run in previous["runs"] if isinstance(run, dict) and _game_of(run) in plan]
 
 
 def run_stability(
@@ -372,16 +401,22 @@ def run_stability(
     *,
     done: list[dict[str, Any]] | None = None,
     progress: Progress | None = None,
+    runs_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Every run of the experiment (see the module docstring), as JSON-able data.
 
     Args:
         settings: the experiment's scale (defaults: :class:`StabilitySettings`).
         task: the FindThePlus task played (its defaults: 4 heads).
-        done: finished runs to reuse rather than play (see :func:`finished_runs`).
+        done: runs of an earlier results file (see :func:`earlier_runs`): the finished
+            ones are reused rather than played; an unfinished one continues from its
+            state saved in ``runs_dir``, if there is one, and is played again if not.
         progress: receives the results so far (``"complete": False``, the current run
             last with ``"finished": False``) after every certification and every run,
             so that a caller can save them as they grow.
+        runs_dir: if given, each run saves its training state in its own folder there
+            (:func:`run_name`) at every certification, so that a stopped experiment
+            can be continued.
 
     Returns:
         ``{"settings": ..., "complete": True, "runs": [...]}``; each run has its
@@ -390,8 +425,10 @@ def run_stability(
         ``None`` if never) and its certification rows.
 
     Raises:
-        PVGError: invalid settings, or a task whose glimpses the exhaustive search
-            cannot cover.
+        PVGError: invalid settings, a task whose glimpses the exhaustive search cannot
+            cover, or a saved state that does not fit its run.
+        TrainingStopped: a run was asked to stop (SIGTERM, SIGINT) and saved its state
+            in ``runs_dir``; the same call with ``done`` from the saved results goes on.
     """
     settings = settings or StabilitySettings()
     settings.validate()
@@ -412,7 +449,11 @@ def run_stability(
             progress({**results, "runs": [*runs, current]})
 
     for game in _plan(settings):
-        runs.append(reuse.get(game) or run_one(task, settings, game, report, start))
+        earlier = reuse.get(game)
+        if earlier is None or not earlier.get("finished", True):
+            folder = None if runs_dir is None else runs_dir / run_name(game)
+            earlier = run_one(task, settings, game, report, start, folder, earlier)
+        runs.append(earlier)
         if progress is not None:
             progress({**results, "runs": list(runs)})
     return {**results, "complete": True, "runs": runs}
@@ -431,65 +472,3 @@ def _trained_start(
             "asked for (a started run plays its own task)"
         )
     return saved.task, (saved.prover, saved.verifier), source
-
-
-def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
-    """Exhaustive specificity and pointing error over game steps, a column per error."""
-    errors = sorted({run["error_px"] for run in results["runs"]}, key=lambda e: e or 0.0)
-    fig, axes = _figure(2, len(errors), (4 * len(errors), 6), sharex=True, squeeze=False)
-    size = results["settings"]["certify_size"]
-    for col, error in enumerate(errors):
-        for run in (r for r in results["runs"] if r["error_px"] == error):
-            steps = [row["step"] for row in run["rows"]]
-            name = run["formulation"] + ("" if run["update"] == "-" else f" / {run['update']}")
-            axes[0][col].plot(steps, [r["exhaustive_specificity"] for r in run["rows"]], label=name)
-            axes[1][col].plot(steps, [r["pointing_error_px"] for r in run["rows"]], label=name)
-        title = "trained start" if error is None else f"pointing error set to {error:g} px rms"
-        axes[0][col].set_title(title, fontsize=10)
-        axes[1][col].set_xlabel("game step")
-    axes[0][0].set_ylabel(f"exhaustive specificity\n(exact on {size} held-out images)")
-    axes[1][0].set_ylabel("pointing error, px rms\n(measured, label-1 held-out images)")
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    save_figure(fig, path)
-
-
-def stability_table(results: dict[str, Any]) -> str:
-    """Markdown: per run, when soundness was lost and the last certification's figures."""
-    settings = results["settings"]
-    heads = settings["task"].get("heads", FindThePlus.heads)  # results saved before heads
-    decay = settings.get("verifier_weight_decay", 0.0)
-    extra = f", verifier weight decay {decay:g}" if decay else ""
-    start = results.get("started_from")
-    who = f"Started from {start}" if start else "Hand-set sound verifier"
-    lines = [
-        f"{who} ({heads} head{'s' * (heads != 1)}{extra}), "
-        f"{settings['steps']} game steps at batch "
-        f"{settings['batch_size']}, seed {settings['seed']}; certified by exhaustive search "
-        f"(exact) on {settings['certify_size']} held-out images every "
-        f"{settings['certify_every']} steps. Pointing error: measured rms over the label-1 "
-        "held-out images."
-        + (
-            ""
-            if results.get("complete", True)
-            else " **Partial results: not every run has finished.**"
-        ),
-        "",
-        "| pointing error at step 0 (px rms, set) | formulation | update | soundness lost at "
-        "step | last: exhaustive specificity | last: exhaustive recall | last: pointing "
-        "error (px) | last: on plus |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for run in results["runs"]:
-        last = run["rows"][-1]
-        lost = "kept" if run["lost_at"] is None else str(run["lost_at"])
-        lost += " (not sound at the start)" if run["lost_at"] == 0 else ""
-        if not run.get("finished", True):  # results saved before "finished" are complete
-            lost += f" (unfinished: played to step {last['step']})"
-        lines.append(
-            f"| {'— (trained)' if run['error_px'] is None else format(run['error_px'], 'g')} | "
-            f"{run['formulation']} | {run['update']} | {lost} | "
-            f"{last['exhaustive_specificity']:.3f} | {last['exhaustive_recall']:.3f} | "
-            f"{last['pointing_error_px']:.2f} | {last['on_plus']:.3f} |"
-        )
-    return "\n".join(lines) + "\n"

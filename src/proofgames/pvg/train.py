@@ -184,8 +184,9 @@ def train(
             step are carried over.
         agents: ``(prover, verifier)`` to start from instead of fresh networks (copies
             are trained; e.g. the hand-set agents of :mod:`proofgames.pvg.stability`).
-            Not with ``resume``. Agents of another architecture than the task's train
-            and log alike, but their saved state cannot be resumed.
+            With ``resume`` they give the architecture only and the saved weights replace
+            theirs: that is how a run started from agents of another architecture than
+            the task's is resumed (without them, its saved state does not fit).
 
     Runs with the same seed on CPU are identical, and so is a run resumed from its
     training state: N steps, then resumed to M, plays the same game as M steps at once.
@@ -213,8 +214,6 @@ def train(
     """
     config = config or TrainConfig()
     device = check_training(task, config)
-    if agents is not None and resume is not None:
-        raise PVGError("agents start a new run; a resumed run continues with its saved agents")
     saved = None
     if resume is not None:  # every check before any work
         state = load_training_state(resume)
