@@ -25,6 +25,7 @@ from proofgames.pvg.stability import (  # noqa: E402
     earlier_runs,
     run_name,
     run_stability,
+    stability_table,
 )
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -153,3 +154,51 @@ def test_a_run_depends_on_its_settings_alone_not_on_the_global_torch_generator()
         torch.manual_seed(global_seed)
         rows.append(run_stability(SMALL)["runs"][0]["rows"])
     assert rows[0] == rows[1]
+
+
+def _tiny_results():
+    return json.loads(json.dumps(run_stability(replace(SMALL, steps=2))))
+
+
+@pytest.mark.parametrize(
+    ("tamper", "named"),
+    [
+        (lambda r: r["runs"].__setitem__(0, "x"), "run 0 of the results is not a run record"),
+        (lambda r: r["runs"][0].pop("formulation"), "run 0 of the results has no formulation"),
+        (lambda r: r["runs"][0].update(error_px="big"), "error_px must be a number"),
+        (lambda r: r["runs"][0].update(rows=[]), "has no certification rows"),
+        (lambda r: r["runs"][0]["rows"][1].update(sound="yes"), "run 0 of the results, row 1"),
+        (lambda r: r["runs"][0]["rows"][0].update(step=True), "row 0: needs an integer step"),
+    ],
+)
+def test_resuming_from_a_damaged_results_file_is_refused_naming_the_place(tamper, named):
+    results = _tiny_results()
+    tamper(results)
+    with pytest.raises(PVGError, match=named):
+        earlier_runs(results, replace(SMALL, steps=2), FindThePlus())
+
+
+def test_pvg_stability_resume_reports_a_damaged_results_file_in_one_line(tmp_path):
+    args = ["stability", "--steps", "2", "--certify-every", "2", "--batch-size", "16",
+            "--certify-size", "32", "--error", "0.5", "--formulation", "simultaneous",
+            "--update", "alternating", "--out", str(tmp_path)]  # fmt: skip
+    assert CliRunner().invoke(app, args).exit_code == 0
+    path = tmp_path / "stability.json"
+    saved = json.loads(path.read_text())
+    saved["runs"][0]["rows"][0]["exhaustive_recall"] = None
+    path.write_text(json.dumps(saved))
+    resumed = CliRunner().invoke(app, [*args, "--resume"])
+    assert resumed.exit_code == 2 and resumed.exception is not None
+    assert "run 0 of the results, row 0" in resumed.output and "Traceback" not in resumed.output
+    assert json.loads(path.read_text()) == saved  # refused before anything was written
+
+
+def test_undefined_pointing_figures_are_kept_as_null_and_shown_as_a_dash():
+    results = _tiny_results()
+    for row in results["runs"][0]["rows"]:
+        row["pointing_error_px"] = row["on_plus"] = None  # a batch without a label-1 image
+    assert (
+        earlier_runs(results, replace(SMALL, steps=2), FindThePlus())[0]["rows"][0]
+        == (results["runs"][0]["rows"][0])
+    )
+    assert "| — | — |" in stability_table(results)

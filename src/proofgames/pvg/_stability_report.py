@@ -70,6 +70,11 @@ def stability_table(results: dict[str, Any]) -> str:
             f"| {'— (trained)' if run['error_px'] is None else format(run['error_px'], 'g')} | "
             f"{run['formulation']} | {run['update']} | {lost} | "
             f"{last['exhaustive_specificity']:.3f} | {last['exhaustive_recall']:.3f} | "
-            f"{last['pointing_error_px']:.2f} | {last['on_plus']:.3f} |"
+            f"{_shown(last['pointing_error_px'], '.2f')} | {_shown(last['on_plus'], '.3f')} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _shown(value: float | None, spec: str) -> str:
+    """A pointing figure, or a dash where it is undefined (no label-1 image: null or NaN)."""
+    return "—" if value is None or value != value else format(value, spec)

@@ -60,3 +60,50 @@ def carried_rows(
             f"{folder} to play that run again"
         )
     return [dict(r) for r in kept]
+
+
+#: The figures each certification row of a results file holds; the pointing figures
+#: are null in a batch without a label-1 image (undefined, written as JSON null).
+ROW_FIGURES = ("exhaustive_specificity", "exhaustive_recall", "sound")
+POINTING_FIGURES = ("pointing_error_px", "on_plus")
+
+
+def checked_run(run: Any, where: str) -> dict[str, Any]:
+    """``run``, a run record read from a results file, once its shape is checked.
+
+    Raises:
+        PVGError: naming ``where`` and what is wrong: not a record, a game field of the
+            wrong type, or no list of certification rows with a step and the figures of
+            :data:`ROW_FIGURES` (and :data:`POINTING_FIGURES`) each.
+    """
+    if not isinstance(run, dict):
+        raise PVGError(f"{where} is not a run record")
+    for key in ("formulation", "update"):
+        if not isinstance(run.get(key), str):
+            raise PVGError(f"{where} has no {key} name")
+    error = run.get("error_px")
+    if error is not None and (isinstance(error, bool) or not isinstance(error, int | float)):
+        raise PVGError(f"{where}: error_px must be a number of pixels or null, got {error!r}")
+    rows = run.get("rows")
+    if not isinstance(rows, list) or not rows:
+        raise PVGError(f"{where} has no certification rows")
+    for i, row in enumerate(rows):
+        bad = not isinstance(row, dict) or not _is_int(row.get("step"))
+        bad = bad or any(not _is_number(row.get(k)) for k in ROW_FIGURES)
+        bad = bad or any(not _is_number(row.get(k), null=True) for k in POINTING_FIGURES)
+        if bad:
+            raise PVGError(
+                f"{where}, row {i}: needs an integer step, the numbers {ROW_FIGURES} and "
+                f"{POINTING_FIGURES} as numbers or null"
+            )
+    return run
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any, null: bool = False) -> bool:
+    if value is None:
+        return null
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -37,7 +37,7 @@ from torch import Tensor, nn
 
 from .._errors import PVGError
 from ._stability_report import plot_stability, stability_table
-from ._stability_saves import Game, carried_rows, run_name
+from ._stability_saves import Game, carried_rows, checked_run, run_name
 from ._stress_settings import check_seeds
 from .checkpoint import load_run_agents
 from .config import finite_not_negative
@@ -392,7 +392,8 @@ def earlier_runs(
             + ", ".join(f"{k} {recorded.get(k)!r} there, {wanted.get(k)!r} now" for k in differ)
         )
     plan = set(_plan(settings))
-    return [run for run in previous["runs"] if isinstance(run, dict) and _game_of(run) in plan]
+    runs = [checked_run(run, f"run {i} of the results") for i, run in enumerate(previous["runs"])]
+    return [run for run in runs if _game_of(run) in plan]
 
 
 def run_stability(
