@@ -94,3 +94,30 @@ def test_two_runs_of_one_seed_are_told_apart_by_their_folders():
     labels, colours = _identities([base, ablation, other])
     assert labels == ["pvg-s0", "stn-s0", "pvg-s1"]
     assert len(set(colours)) == 3
+
+
+def test_the_pace_is_measured_over_the_last_logged_steps_against_the_planned_ones():
+    from proofgames.pvg._cli_curves import PACE_WINDOW, pace
+
+    steps = list(range(10, 1010, 10))  # 6 s a step up to step 500, then 3 s a step
+    seconds = [6.0 * s if s <= 500 else 3000.0 + 3.0 * (s - 500) for s in steps]
+    curve = {"step": steps, "seconds": seconds, "planned_steps": 2000}
+    measured = pace(curve)
+    assert PACE_WINDOW == 500 and measured is not None
+    assert measured["steps_per_minute"] == pytest.approx(20.0)  # the last 500 steps only
+    assert measured["over_steps"] == 500
+    assert measured["hours_left"] == pytest.approx(1000 / 20 / 60)
+    assert pace({**curve, "step": steps[:1], "seconds": seconds[:1]}) is None
+    assert pace({**curve, "seconds": [7.0] * len(steps)}) is None  # time did not advance
+    assert "hours_left" not in pace({**curve, "planned_steps": None})
+
+
+def test_curves_say_where_each_run_stands_against_its_planned_steps(runs, tmp_path):
+    done, _ = runs
+    res = CliRunner().invoke(app, ["curves", str(done), "--out", str(tmp_path / "c.png"), "--json"])
+    shown = json.loads(res.stdout)["runs"][0]
+    assert shown["planned_steps"] == 4 and shown["step"] == 4
+    assert shown["pace"]["steps_per_minute"] > 0 and shown["pace"]["hours_left"] == 0
+    text = CliRunner().invoke(app, ["curves", str(done), "--out", str(tmp_path / "c.png")])
+    assert text.exit_code == 0 and "done: step 4 of 4; " in text.output
+    assert "steps a minute of training" in text.output and "to go" not in text.output

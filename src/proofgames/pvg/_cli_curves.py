@@ -70,7 +70,49 @@ def run_curve(folder: Path, until: int | None = None) -> dict[str, Any]:
     keys = sorted({key for row in rows for key in row})
     curve: dict[str, Any] = {key: [row.get(key) for row in rows] for key in keys}
     training = "collaborative" if config.get("formulation") == "collaborative" else "pvg"
-    return {"run": folder.name, "seed": config["seed"], "training": training, **curve}
+    planned = config.get("steps")
+    planned = planned if isinstance(planned, int) and not isinstance(planned, bool) else None
+    return {
+        "run": folder.name,
+        "seed": config["seed"],
+        "training": training,
+        "planned_steps": planned,
+        **curve,
+    }
+
+
+#: Game steps over which :func:`pace` measures a run's speed.
+PACE_WINDOW = 500
+
+
+def pace(curve: dict[str, Any]) -> dict[str, float] | None:
+    """A run's measured training pace over its last :data:`PACE_WINDOW` logged steps.
+
+    ``seconds`` in the metric rows is the run's training time (summed over resumed
+    sessions, stress tests excluded), so the pace is game steps per minute of training
+    and ``hours_left`` the training time still to go at that pace to the run's planned
+    steps; stress tests and time spent stopped come on top. ``None`` when the log has no
+    two timed rows in the window, or time did not advance.
+    """
+    timed = [
+        (s, t)
+        for s, t in zip(curve["step"], curve.get("seconds", []), strict=False)
+        if isinstance(s, int) and isinstance(t, int | float)
+    ]
+    if len(timed) < 2:
+        return None
+    last_step, last_time = timed[-1]
+    first_step, first_time = next((s, t) for s, t in timed if s >= last_step - PACE_WINDOW)
+    if (first_step, first_time) == timed[-1]:
+        first_step, first_time = timed[-2]
+    if last_time <= first_time or last_step <= first_step:
+        return None
+    per_minute = 60.0 * (last_step - first_step) / (last_time - first_time)
+    out = {"steps_per_minute": per_minute, "over_steps": float(last_step - first_step)}
+    planned = curve.get("planned_steps")
+    if isinstance(planned, int):
+        out["hours_left"] = max(planned - last_step, 0) / per_minute / 60.0
+    return out
 
 
 def curves_command(
@@ -110,12 +152,32 @@ def curves_command(
         figures = [_shown(row.get(key)) for key, _ in SHOWN]
         table.add_row(row["run"], str(row["step"]), *figures)
     console.print(table)
+    for row in last:
+        console.print(_pace_line(row), soft_wrap=True)
+
+
+def _pace_line(row: dict[str, Any]) -> str:
+    """Where a run stands against its planned steps, and its measured pace."""
+    planned = row.get("planned_steps")
+    where = f"{row['run']}: step {row['step']}" + (f" of {planned}" if planned else "")
+    speed = row.get("pace")
+    if speed is None:
+        return where
+    where += (
+        f"; {speed['steps_per_minute']:.1f} steps a minute of training over its last "
+        f"{speed['over_steps']:.0f} logged steps (measured; stress tests excluded)"
+    )
+    if "hours_left" in speed and speed["hours_left"] > 0:
+        where += f", so about {speed['hours_left']:.1f} h of training to go"
+    return where
 
 
 def _last(curve: dict[str, Any]) -> dict[str, Any]:
     """The run's last logged value of each series (a stress figure: its last test)."""
     out: dict[str, Any] = {"run": curve["run"], "seed": curve["seed"]}
     out["training"] = curve["training"]
+    out["planned_steps"] = curve.get("planned_steps")
+    out["pace"] = pace(curve)
     for key, values in curve.items():
         if isinstance(values, list):
             logged = [v for v in values if v is not None]
