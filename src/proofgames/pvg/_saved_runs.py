@@ -23,6 +23,7 @@ from .checkpoint import STATE_FILE, load_checkpoint, load_training_state
 from .config import TrainConfig
 from .find_the_plus import FindThePlus
 from .profiles import Profile
+from .stress import Metrics
 
 #: A finished FindThePlus run's measurements, written into its folder.
 RUN_FILE = "run.json"
@@ -161,3 +162,38 @@ def refuse_mixing(runs_dir: Path, found: Sequence[Path]) -> None:
         "continue it with --resume (resume=True), or replace it with --overwrite "
         "(overwrite=True)"
     )
+
+
+#: The logged series a reproduction keeps of each run for its learning figure.
+CURVE_KEYS = (
+    "step",
+    "seconds",
+    "prover_steps",
+    "verifier_accuracy",
+    "sampled_verifier_accuracy",
+    "precision",
+    "recall",
+    "erasure_fraction",
+    "sampled_erasure_fraction",
+    "sampled_information_bits",
+    "messages_precision",
+    "messages_recall",
+    "messages_accuracy",
+    "messages_specificity",
+    "exhaustive_precision",
+    "exhaustive_recall",
+    "exhaustive_specificity",
+    "pointing_error_px",
+    "on_plus",
+    "detector_centre",
+    "detector_arms",
+    "readout_bias",
+    "prover_centre_missing",
+    "attack_centre_missing",
+)
+
+
+def run_curve(metrics: list[Metrics]) -> dict[str, list[float | None]]:
+    """The logged series worth plotting, one list per metric present in the log."""
+    present = [key for key in CURVE_KEYS if any(key in m for m in metrics)]
+    return {key: [m.get(key) for m in metrics] for key in present}

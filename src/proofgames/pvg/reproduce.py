@@ -55,7 +55,7 @@ from ._reproduction_plan import (
     ftp_trainings,
     prepare_runs_dir,
 )
-from ._saved_runs import BEC_FILE, RUN_FILE, bec_key, finished_run, saved_bec
+from ._saved_runs import BEC_FILE, RUN_FILE, bec_key, finished_run, run_curve, saved_bec
 from .bec import BECProver, BinaryErasureChannel
 from .checkpoint import STATE_FILE
 from .diagnostics import gaze, head_diagnostics
@@ -210,7 +210,7 @@ def reproduce_bec(
                     _table_run(task, "collaborative", seed, played, prof.stress, max_memory_gb)
                 )
             formulations.setdefault(formulation, []).append(
-                {"seed": seed, "curve": _curve(played.metrics), "seconds": played.seconds}
+                {"seed": seed, "curve": run_curve(played.metrics), "seconds": played.seconds}
             )
     return {
         "runs": runs,
@@ -354,7 +354,7 @@ def _ftp_run(
     run = _table_run(task, training, seed, result, prof.ftp_stress, limit)
     run.update(head_diagnostics(task, result.prover, result.verifier))
     run["carried_over"] = carried
-    curve = {"seed": seed, "training": training, **_curve(result.metrics)}
+    curve = {"seed": seed, "training": training, **run_curve(result.metrics)}
     if out_dir is not None:
         record = {"task_args": task.init_args(), "config": config.to_dict()}
         write_json(out_dir / RUN_FILE, {**record, "run": run, "curve": curve})
@@ -466,40 +466,6 @@ def _held_out_attacks(
         task, verifier, prover, chosen, held_out, max_memory_gb
     )
     return {name: r.to_dict(top=1) for name, r in results.items()}
-
-
-_CURVE_KEYS = (
-    "step",
-    "seconds",
-    "prover_steps",
-    "verifier_accuracy",
-    "sampled_verifier_accuracy",
-    "precision",
-    "recall",
-    "erasure_fraction",
-    "sampled_erasure_fraction",
-    "sampled_information_bits",
-    "messages_precision",
-    "messages_recall",
-    "messages_accuracy",
-    "messages_specificity",
-    "exhaustive_precision",
-    "exhaustive_recall",
-    "exhaustive_specificity",
-    "pointing_error_px",
-    "on_plus",
-    "detector_centre",
-    "detector_arms",
-    "readout_bias",
-    "prover_centre_missing",
-    "attack_centre_missing",
-)
-
-
-def _curve(metrics: list[Metrics]) -> dict[str, list[float | None]]:
-    """The logged series worth plotting, one list per metric present in the log."""
-    present = [key for key in _CURVE_KEYS if any(key in m for m in metrics)]
-    return {key: [m.get(key) for m in metrics] for key in present}
 
 
 __all__ = ["BECTrace", "reproduce", "summarize"]

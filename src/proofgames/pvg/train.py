@@ -41,8 +41,6 @@ the agents and the configuration go to a checkpoint.
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -68,6 +66,7 @@ from ._bookkeeping import (
 )
 from ._game import ClosedFormResponse, Game, use_closed_form
 from ._memory import check_memory
+from ._stop_signals import stop_requests
 from .checkpoint import load_training_state, save_checkpoint
 from .config import BEST_RESPONSES, FORMULATIONS, UPDATES, TrainConfig, resolve_device
 from .diagnostics import detector_figures, pointing
@@ -224,7 +223,7 @@ def train(
     verifier_steps = config.step_counts()[0]
     first = step = run.record.step
     saved_at = None
-    with _progress(task, config) as bar, run.outputs(), _stop_requests(config) as stop:
+    with _progress(task, config) as bar, run.outputs(), stop_requests(config) as stop:
         bar_task = bar.add_task("train", total=config.steps, completed=first, acc="-")
         stopped = config.stop_when_sound and run.record.sound_at is not None
         for step in range(first + 1, first + 1 if stopped else config.steps + 1):
@@ -250,33 +249,6 @@ def train(
         run.save(step)
     clock = (run.clock, run.stress_seconds)
     return _result(task, config, run.game, run.record, step, clock, run.evaluation)
-
-
-@contextmanager
-def _stop_requests(config: TrainConfig) -> Iterator[list[str]]:
-    """Catch SIGTERM and SIGINT during a resumable run, so that it can save and stop.
-
-    Yields the names of the signals received; the loop stops after the game step in
-    progress. A second signal stops at once (``KeyboardInterrupt``). Nothing is caught
-    for a run without ``checkpoint_every`` (it could not be resumed) or off the main
-    thread (where Python cannot install handlers); the previous handlers come back after.
-    """
-    received: list[str] = []
-    if not config.checkpoint_every or threading.current_thread() is not threading.main_thread():
-        yield received
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        if received:
-            raise KeyboardInterrupt
-        received.append(signal.Signals(signum).name)
-
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield received
-    finally:
-        for s, old in previous.items():
-            signal.signal(s, old)
 
 
 def _stopped(run: _Run, step: int, saved_at: int | None, why: str) -> NoReturn:
