@@ -169,6 +169,8 @@ def _tiny_results():
         (lambda r: r["runs"][0].update(rows=[]), "has no certification rows"),
         (lambda r: r["runs"][0]["rows"][1].update(sound="yes"), "run 0 of the results, row 1"),
         (lambda r: r["runs"][0]["rows"][0].update(step=True), "row 0: needs an integer step"),
+        (lambda r: r["runs"][0].update(finished="no"), "finished must be true or false"),
+        (lambda r: r["runs"][0].update(lost_at="never"), "lost_at must be a game step"),
     ],
 )
 def test_resuming_from_a_damaged_results_file_is_refused_naming_the_place(tamper, named):

@@ -72,8 +72,9 @@ def checked_run(run: Any, where: str) -> dict[str, Any]:
     """``run``, a run record read from a results file, once its shape is checked.
 
     Raises:
-        PVGError: naming ``where`` and what is wrong: not a record, a game field of the
-            wrong type, or no list of certification rows with a step and the figures of
+        PVGError: naming ``where`` and what is wrong: not a record, a game field,
+            ``finished`` or ``lost_at`` of the wrong type, or no list of certification
+            rows with a step and the figures of
             :data:`ROW_FIGURES` (and :data:`POINTING_FIGURES`) each.
     """
     if not isinstance(run, dict):
@@ -84,6 +85,10 @@ def checked_run(run: Any, where: str) -> dict[str, Any]:
     error = run.get("error_px")
     if error is not None and (isinstance(error, bool) or not isinstance(error, int | float)):
         raise PVGError(f"{where}: error_px must be a number of pixels or null, got {error!r}")
+    if not isinstance(run.get("finished", True), bool):
+        raise PVGError(f"{where}: finished must be true or false, got {run['finished']!r}")
+    if run.get("lost_at") is not None and not _is_int(run["lost_at"]):
+        raise PVGError(f"{where}: lost_at must be a game step or null, got {run['lost_at']!r}")
     rows = run.get("rows")
     if not isinstance(rows, list) or not rows:
         raise PVGError(f"{where} has no certification rows")
