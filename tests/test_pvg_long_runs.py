@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from proofgames.pvg import StressConfig, TrainConfig, make_task, train  # noqa: E402
-from proofgames.pvg._reproduction_plan import ftp_config  # noqa: E402
+from proofgames.pvg._reproduction_plan import SAVE_EVERY, ftp_config  # noqa: E402
 from proofgames.pvg.diagnostics import pointing  # noqa: E402
 from proofgames.pvg.profiles import PROFILES  # noqa: E402
 from proofgames.pvg.stability import PointingProver, sound_verifier  # noqa: E402
@@ -52,7 +52,7 @@ def test_the_long_profile_runs_20000_resumable_steps_with_the_exhaustive_search(
     config = ftp_config(long, 0, "simultaneous", long.ftp_settings()["steps"], "cpu", False,
                         Path("runs"))  # fmt: skip
     assert (config.steps, config.batch_size, config.update) == (20000, 256, "alternating")
-    assert config.stress_every == config.checkpoint_every == 500
+    assert config.stress_every == 500 and config.checkpoint_every == SAVE_EVERY == 50
     assert set(config.stress_attacks) == {"messages", "exhaustive"}
     assert config.keep_best == "messages"
     config.validate()

@@ -111,6 +111,12 @@ def ftp_trainings(prof: Profile) -> list[tuple[str, str, int]]:
     ]
 
 
+#: Game steps between a reproduction run's saved training states, at most: a machine
+#: lost without warning (no SIGTERM) costs a run at most this many steps (about 5 min of
+#: a long run's late steps on a shared core). Saving is cheap (about 2 MB).
+SAVE_EVERY = 50
+
+
 def ftp_config(
     prof: Profile,
     seed: int,
@@ -120,7 +126,11 @@ def ftp_config(
     progress: bool,
     out_dir: Path | None,
 ) -> TrainConfig:
-    """The settings of one FindThePlus run (model selection by the messages attack)."""
+    """The settings of one FindThePlus run (model selection by the messages attack).
+
+    With ``out_dir`` the run saves its training state every :data:`SAVE_EVERY` game
+    steps or at every stress test, whichever is more often.
+    """
     return TrainConfig(
         **{**prof.ftp_settings(), "steps": steps},
         formulation=formulation,
@@ -133,6 +143,6 @@ def ftp_config(
         keep_best="messages",
         stress=replace(prof.ftp_selection_stress, seed=seed),
         out_dir=None if out_dir is None else str(out_dir),
-        checkpoint_every=0 if out_dir is None else prof.ftp_stress_every,
+        checkpoint_every=0 if out_dir is None else min(prof.ftp_stress_every, SAVE_EVERY),
         progress=progress,
     )
