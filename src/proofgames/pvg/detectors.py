@@ -120,6 +120,57 @@ def detector_figures(
     return figures
 
 
+def detector_gradient(
+    verifier: PlusVerifier,
+    prover: nn.Module,
+    x: Tensor,
+    y: Tensor,
+    label_smoothing: float = 0.0,
+    found: ExhaustiveSearch | None = None,
+) -> dict[str, Any]:
+    """Which way the verifier's training loss moves its plus detector, per adversary.
+
+    The descent direction (minus the gradient) of the verifier's loss, the mean over
+    ``(x, y)`` of the cross-entropy with targets ``y (1 - s) + s / 2``, on the most
+    plus-shaped head's five plus-cell weights (:func:`best_detector`) and on the readout
+    bias, taken twice: against ``prover``'s messages, what simultaneous play trains the
+    verifier on, and against the exhaustive search's best messages, what verifier-first
+    play against the exact prover trains it on. Each is split into the label-0 and the
+    label-1 images' parts (the two add up to the whole). Positive: a gradient step raises
+    the weight. Exact for the batch, up to float rounding.
+
+    Returns:
+        ``cells`` (:data:`PLUS_CELLS`), and for ``prover`` and ``exact`` each:
+        ``{"label 0": [5 floats], "label 1": [5 floats], "bias": float}``.
+
+    Raises:
+        PVGError: glimpses not sampled a pixel apart with an odd side and one logit.
+    """
+    g = verifier.glimpse
+    if verifier.spacing != 1.0 or g % 2 == 0 or verifier.logits != 1:
+        raise PVGError("detector_gradient needs one logit and odd glimpses a pixel apart")
+    head, (row, col) = best_detector(verifier)
+    r, c = g // 2 + row, g // 2 + col
+    weights, bias = (t.detach() for t in verifier.readout())
+    target = y * (1 - label_smoothing) + label_smoothing / 2
+    with torch.no_grad():
+        placements = {
+            "prover": verifier.glimpses(x, prover(x, None).message)[0],
+            "exact": verifier.glimpses_at(x, (found or search_messages(verifier, x)).shifts),
+        }
+    out: dict[str, Any] = {"cells": list(PLUS_CELLS)}
+    for who, looks in placements.items():
+        logits = looks.flatten(1) @ weights.reshape(-1) + bias.reshape(())
+        pull = (target - torch.sigmoid(logits)) / len(x)  # minus dLoss/dlogit, per image
+        cells = torch.stack([looks[:, head, r + dr, c + dc] for dr, dc in PLUS_OFFSETS], 1)
+        parts = {
+            name: [round(float(v), 6) for v in (pull[keep, None] * cells[keep]).sum(0)]
+            for name, keep in (("label 0", y < 0.5), ("label 1", y > 0.5))
+        }
+        out[who] = {**parts, "bias": round(float(pull.sum()), 6)}
+    return out
+
+
 def threshold_gap(
     verifier: PlusVerifier,
     prover: nn.Module,
@@ -243,6 +294,7 @@ __all__ = [
     "PLUS_CELLS",
     "best_detector",
     "detector_figures",
+    "detector_gradient",
     "missing_cells",
     "plus_alignment",
     "plus_detectors",

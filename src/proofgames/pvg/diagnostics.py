@@ -22,6 +22,7 @@ from .detectors import (
     _plus_verifier,
     best_detector,
     detector_figures,
+    detector_gradient,
     missing_cells,
     plus_alignment,
     plus_detectors,
@@ -38,6 +39,7 @@ from .find_the_plus import (
     plus_maps,
 )
 from .message_search import ExhaustiveSearch, search_messages
+from .registry import task_defaults
 from .stress import evaluate, positive
 from .task import PVGTask
 
@@ -56,7 +58,9 @@ def diagnose(
     (and the task's message statistics, e.g. BEC's erasure fraction). FindThePlus adds
     :func:`head_diagnostics`; ``count_accuracy``, what a threshold on the number of
     1-pixels gets without any message (the task's label leak, see
-    :class:`~proofgames.pvg.find_the_plus.FindThePlus`).
+    :class:`~proofgames.pvg.find_the_plus.FindThePlus`); and ``detector_gradient``
+    (:func:`~proofgames.pvg.detectors.detector_gradient` on the same instances, with
+    the task's training label smoothing).
 
     Example:
         >>> import torch
@@ -81,6 +85,13 @@ def diagnose(
     if isinstance(task, FindThePlus):
         report["count_accuracy"] = count_accuracy(x, y)
         report.update(head_diagnostics(task, prover, verifier, n, seed))
+        smoothing = float(task_defaults(task.name).get("label_smoothing", 0.0))
+        try:
+            report["detector_gradient"] = detector_gradient(
+                _plus_verifier(verifier), prover, x, y, smoothing
+            )
+        except PVGError as exc:
+            report["detector_gradient"] = {"skipped": str(exc)}
     return report
 
 
@@ -303,6 +314,7 @@ __all__ = [
     "best_detector",
     "blind_heads",
     "detector_figures",
+    "detector_gradient",
     "diagnose",
     "gaze",
     "head_diagnostics",
