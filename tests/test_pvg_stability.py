@@ -125,8 +125,10 @@ def test_a_resumed_experiment_reuses_finished_runs_and_matches_an_uninterrupted_
 
 def test_resuming_refuses_results_of_other_settings_naming_them():
     results = json.loads(json.dumps(run_stability(TINY)))
-    with pytest.raises(ValueError, match=r"steps 2 there, 3 now"):
-        finished_runs(results, replace(TINY, steps=3), FindThePlus())
+    with pytest.raises(ValueError, match=r"steps 2 there, 1 now \(more steps may be played on"):
+        finished_runs(results, replace(TINY, steps=1), FindThePlus())
+    with pytest.raises(ValueError, match=r"certify_size 64 there, 32 now"):
+        finished_runs(results, replace(TINY, steps=3, certify_size=32), FindThePlus())
     with pytest.raises(ValueError, match=r"heads"):
         finished_runs(results, TINY, FindThePlus(heads=1))
     with pytest.raises(ValueError, match="not a stability results file"):
@@ -167,8 +169,8 @@ def test_a_stopped_pvg_stability_keeps_what_it_certified_and_resume_finishes_it(
     final = json.loads((out / "stability.json").read_text())
     assert final["complete"] is True and final["runs"][0] == saved["runs"][0]
     assert [len(r["rows"]) for r in final["runs"]] == [3, 3]
-    other = CliRunner().invoke(app, [*args[:2], "3", *args[3:], "--resume"])
-    assert other.exit_code == 2 and "steps 2 there, 3 now" in other.output
+    other = CliRunner().invoke(app, [*args[:2], "1", *args[3:], "--resume"])
+    assert other.exit_code == 2 and "steps 2 there, 1 now" in other.output
 
 
 def _trained(folder, task_name="find-the-plus", **task_args):

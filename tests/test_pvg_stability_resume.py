@@ -122,7 +122,7 @@ def test_pvg_stability_stopped_by_sigterm_says_how_to_continue_and_resume_matche
     assert (out / "runs" / NAME / STATE_FILE).is_file()
     resumed = CliRunner().invoke(app, [*args, "--out", str(out), "--resume"])
     assert resumed.exit_code == 0, resumed.output
-    assert "0 finished run(s) reused, 1 unfinished continued" in resumed.output
+    assert "0 finished run(s) reused, 1 unfinished or shorter continued" in resumed.output
     rows = [json.loads((f / "stability.json").read_text())["runs"][0]["rows"]
             for f in (tmp_path / "whole", out)]  # fmt: skip
     assert rows[0] == rows[1]
@@ -204,3 +204,19 @@ def test_undefined_pointing_figures_are_kept_as_null_and_shown_as_a_dash():
         == (results["runs"][0]["rows"][0])
     )
     assert "| — | — |" in stability_table(results)
+
+
+def test_an_experiment_resumed_with_more_steps_plays_its_runs_on_to_the_longer_ones(tmp_path):
+    longer = replace(SMALL, steps=6)
+    whole = run_stability(longer, runs_dir=tmp_path / "whole")
+    short = json.loads(json.dumps(run_stability(SMALL, runs_dir=tmp_path / "short")))
+    certified = []
+    extended = run_stability(
+        longer,
+        done=earlier_runs(short, longer, FindThePlus()),
+        progress=lambda p: certified.append(p["runs"][-1]["rows"][-1]["step"]),
+        runs_dir=tmp_path / "short",
+    )
+    assert certified == [6, 6]  # played on from step 4, not again
+    assert extended["runs"][0]["rows"] == whole["runs"][0]["rows"]
+    assert extended["settings"]["steps"] == 6

@@ -105,9 +105,9 @@ def stability_command(
         bool,
         typer.Option(
             "--resume",
-            help="Reuse the finished runs of OUT/stability.json (same settings only), "
-            "continue an unfinished one from its state saved in OUT/runs, and play the "
-            "rest.",
+            help="Reuse the finished runs of OUT/stability.json (same settings, or more "
+            "--steps), continue an unfinished or shorter one from its state saved in "
+            "OUT/runs, and play the rest.",
         ),
     ] = False,
     device: Device = "cpu",
@@ -186,10 +186,14 @@ def _played(
     if resume and path.exists():
         done = earlier_runs(read_json(path, "stability results"), settings, task)
         if chatty:
-            finished = sum(run.get("finished", True) for run in done)
+            finished = sum(
+                run.get("finished", True) and run["rows"][-1]["step"] >= settings.steps
+                for run in done
+            )
             err_console.print(
                 f"resuming from {path}: {finished} finished run(s) reused, "
-                f"{len(done) - finished} unfinished continued from {out / 'runs'} if saved there"
+                f"{len(done) - finished} unfinished or shorter continued from "
+                f"{out / 'runs'} if saved there"
             )
 
     def save(partial: dict[str, Any]) -> None:

@@ -324,6 +324,11 @@ def run_one(
     }
 
 
+def _played_out(run: dict[str, Any], steps: int) -> bool:
+    """Whether an earlier run record has played all ``steps`` (a finished shorter one has not)."""
+    return bool(run.get("finished", True)) and run["rows"][-1]["step"] >= steps
+
+
 def _lost_at(rows: list[dict[str, Any]]) -> int | None:
     return next((row["step"] for row in rows if not row["sound"]), None)
 
@@ -366,7 +371,9 @@ def earlier_runs(
     """The runs, finished or not, of an earlier results file of the same experiment.
 
     :func:`run_stability` reuses the finished ones and continues an unfinished one from
-    its saved state (see :func:`run_one`).
+    its saved state (see :func:`run_one`). The experiment must have the same settings,
+    except that it may play more steps than the earlier one: its runs then continue to
+    the new length, each from its saved state.
 
     Raises:
         PVGError: ``previous`` is not a results file, or records other settings (named).
@@ -382,14 +389,18 @@ def earlier_runs(
             )
     task = task or FindThePlus()
     recorded, wanted = previous.get("settings"), _described(settings, task)
+    recorded = recorded if isinstance(recorded, dict) else {}
+    played = recorded.get("steps")
+    if isinstance(played, int) and not isinstance(played, bool) and played <= settings.steps:
+        recorded = {**recorded, "steps": settings.steps}  # to be played on, not again
     if recorded != wanted:
-        recorded = recorded if isinstance(recorded, dict) else {}
         differ = sorted(
             k for k in wanted.keys() | recorded.keys() if recorded.get(k) != wanted.get(k)
         )
         raise PVGError(
             "the results to resume from were played with other settings: "
             + ", ".join(f"{k} {recorded.get(k)!r} there, {wanted.get(k)!r} now" for k in differ)
+            + (" (more steps may be played on, not fewer)" if "steps" in differ else "")
         )
     plan = set(_plan(settings))
     runs = [checked_run(run, f"run {i} of the results") for i, run in enumerate(previous["runs"])]
@@ -410,8 +421,9 @@ def run_stability(
         settings: the experiment's scale (defaults: :class:`StabilitySettings`).
         task: the FindThePlus task played (its defaults: 4 heads).
         done: runs of an earlier results file (see :func:`earlier_runs`): the finished
-            ones are reused rather than played; an unfinished one continues from its
-            state saved in ``runs_dir``, if there is one, and is played again if not.
+            ones are reused rather than played; an unfinished one (or one that played
+            fewer than ``settings.steps``) continues from its state saved in
+            ``runs_dir``, if there is one, and is played again if not.
         progress: receives the results so far (``"complete": False``, the current run
             last with ``"finished": False``) after every certification and every run,
             so that a caller can save them as they grow.
@@ -451,7 +463,7 @@ def run_stability(
 
     for game in _plan(settings):
         earlier = reuse.get(game)
-        if earlier is None or not earlier.get("finished", True):
+        if earlier is None or not _played_out(earlier, settings.steps):
             folder = None if runs_dir is None else runs_dir / run_name(game)
             earlier = run_one(task, settings, game, report, start, folder, earlier)
         runs.append(earlier)
