@@ -179,17 +179,14 @@ def _played(
 
     With ``chatty``, each certification of a run in play is also reported on stderr.
     """
-    from .stability import earlier_runs, run_stability, stability_table
+    from .stability import earlier_runs, played_out, run_stability, stability_table
 
     path = out / "stability.json"
     done = None
     if resume and path.exists():
         done = earlier_runs(read_json(path, "stability results"), settings, task)
         if chatty:
-            finished = sum(
-                run.get("finished", True) and run["rows"][-1]["step"] >= settings.steps
-                for run in done
-            )
+            finished = sum(played_out(run, settings.steps) for run in done)
             err_console.print(
                 f"resuming from {path}: {finished} finished run(s) reused, "
                 f"{len(done) - finished} unfinished or shorter continued from "

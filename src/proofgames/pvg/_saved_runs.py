@@ -193,7 +193,7 @@ CURVE_KEYS = (
 )
 
 
-def run_curve(metrics: list[Metrics]) -> dict[str, list[float | None]]:
+def logged_curve(metrics: list[Metrics]) -> dict[str, list[float | None]]:
     """The logged series worth plotting, one list per metric present in the log."""
     present = [key for key in CURVE_KEYS if any(key in m for m in metrics)]
     return {key: [m.get(key) for m in metrics] for key in present}

@@ -47,8 +47,8 @@ def carried_rows(
             (folder / name).unlink(missing_ok=True)
         return []
     step = load_training_state(folder).step
-    every, last = certify_every, steps
-    wanted = [0, *range(every, step + 1, every)] + ([step] if step == last and step % every else [])
+    last = [step] if step == steps and step % certify_every else []
+    wanted = [0, *range(certify_every, step + 1, certify_every), *last]
     rows = earlier.get("rows")
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise PVGError(f"the earlier record of {folder.name} has no list of certifications")
@@ -83,7 +83,7 @@ def checked_run(run: Any, where: str) -> dict[str, Any]:
         if not isinstance(run.get(key), str):
             raise PVGError(f"{where} has no {key} name")
     error = run.get("error_px")
-    if error is not None and (isinstance(error, bool) or not isinstance(error, int | float)):
+    if not _is_number(error, null=True):
         raise PVGError(f"{where}: error_px must be a number of pixels or null, got {error!r}")
     if not isinstance(run.get("finished", True), bool):
         raise PVGError(f"{where}: finished must be true or false, got {run['finished']!r}")

@@ -34,6 +34,19 @@ def best_detector(verifier: PlusVerifier) -> tuple[int, tuple[int, int]]:
 PLUS_CELLS = ("centre", "up", "down", "left", "right")
 
 
+def detector_place(verifier: PlusVerifier) -> tuple[int, int, int]:
+    """``(head, row, col)``: the most plus-shaped head and its plus's centre in the glimpse."""
+    head, (row, col) = best_detector(verifier)
+    g = verifier.glimpse
+    return head, g // 2 + row, g // 2 + col
+
+
+def plus_cells(looks: Tensor, place: tuple[int, int, int]) -> Tensor:
+    """``(n, 5)``: the :data:`PLUS_CELLS` at ``place`` of glimpses ``(n, heads, g, g)``."""
+    head, r, c = place
+    return torch.stack([looks[:, head, r + dr, c + dc] for dr, dc in PLUS_OFFSETS], 1)
+
+
 def missing_cells(
     verifier: PlusVerifier,
     prover: nn.Module,
@@ -62,8 +75,7 @@ def missing_cells(
     g = verifier.glimpse
     if verifier.spacing != 1.0 or g % 2 == 0 or not bool((y < 0.5).any()):
         raise PVGError("missing_cells needs label-0 images and odd glimpses a pixel apart")
-    head, (row, col) = best_detector(verifier)
-    r, c = g // 2 + row, g // 2 + col
+    place = detector_place(verifier)
     negative = x[y < 0.5]
     with torch.no_grad():
         message = prover(negative, None).message
@@ -73,8 +85,7 @@ def missing_cells(
         attacked = verifier.glimpses_at(negative, found.shifts)
 
     def census(looks: Tensor, keep: Tensor) -> list[int]:
-        cells = torch.stack([looks[:, head, r + dr, c + dc] for dr, dc in PLUS_OFFSETS], 1)
-        ones = cells[keep] > 0.5
+        ones = plus_cells(looks, place)[keep] > 0.5
         return [int(v) for v in (~ones[ones.sum(1) == 4]).sum(0)]
 
     everywhere = torch.ones_like(accepted)
@@ -101,12 +112,11 @@ def detector_figures(
         PVGError: as :func:`missing_cells`.
     """
     cells = missing_cells(verifier, prover, x, y)
-    head, (row, col) = best_detector(verifier)
     g = verifier.glimpse
-    r, c = g // 2 + row, g // 2 + col
     weights, bias = (t.detach().cpu() for t in verifier.readout())
     plus = [
-        float(weights.view(verifier.heads, g, g)[head, r + dr, c + dc]) for dr, dc in PLUS_OFFSETS
+        float(v)
+        for v in plus_cells(weights.view(1, verifier.heads, g, g), detector_place(verifier))[0]
     ]
 
     figures = {
@@ -149,8 +159,7 @@ def detector_gradient(
     g = verifier.glimpse
     if verifier.spacing != 1.0 or g % 2 == 0 or verifier.logits != 1:
         raise PVGError("detector_gradient needs one logit and odd glimpses a pixel apart")
-    head, (row, col) = best_detector(verifier)
-    r, c = g // 2 + row, g // 2 + col
+    place = detector_place(verifier)
     weights, bias = (t.detach() for t in verifier.readout())
     target = y * (1 - label_smoothing) + label_smoothing / 2
     with torch.no_grad():
@@ -162,7 +171,7 @@ def detector_gradient(
     for who, looks in placements.items():
         logits = looks.flatten(1) @ weights.reshape(-1) + bias.reshape(())
         pull = (target - torch.sigmoid(logits)) / len(x)  # minus dLoss/dlogit, per image
-        cells = torch.stack([looks[:, head, r + dr, c + dc] for dr, dc in PLUS_OFFSETS], 1)
+        cells = plus_cells(looks, place)
         parts = {
             name: [round(float(v), 6) for v in (pull[keep, None] * cells[keep]).sum(0)]
             for name, keep in (("label 0", y < 0.5), ("label 1", y > 0.5))
@@ -295,8 +304,10 @@ __all__ = [
     "best_detector",
     "detector_figures",
     "detector_gradient",
+    "detector_place",
     "missing_cells",
     "plus_alignment",
+    "plus_cells",
     "plus_detectors",
     "plus_offsets",
     "plus_template",

@@ -23,8 +23,10 @@ from .detectors import (
     best_detector,
     detector_figures,
     detector_gradient,
+    detector_place,
     missing_cells,
     plus_alignment,
+    plus_cells,
     plus_detectors,
     plus_offsets,
     plus_template,
@@ -134,9 +136,7 @@ def attack_anatomy(
         "attack_plus_cells": None,
     }
     if verifier.spacing == 1.0 and g % 2 == 1:
-        head, (row, col) = best_detector(verifier)
-        r, c = g // 2 + row, g // 2 + col
-        cells = torch.stack([looks[:, head, r + dr, c + dc] for dr, dc in PLUS_OFFSETS], 1)
+        cells = plus_cells(looks, detector_place(verifier))
         counts = torch.bincount((cells > 0.5).sum(1).cpu(), minlength=len(PLUS_OFFSETS) + 1)
         report["attack_plus_cells"] = [int(v) for v in counts]
     return report

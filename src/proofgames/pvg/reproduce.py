@@ -55,7 +55,7 @@ from ._reproduction_plan import (
     ftp_trainings,
     prepare_runs_dir,
 )
-from ._saved_runs import BEC_FILE, RUN_FILE, bec_key, finished_run, run_curve, saved_bec
+from ._saved_runs import BEC_FILE, RUN_FILE, bec_key, finished_run, logged_curve, saved_bec
 from .bec import BECProver, BinaryErasureChannel
 from .checkpoint import STATE_FILE
 from .diagnostics import gaze, head_diagnostics
@@ -210,7 +210,7 @@ def reproduce_bec(
                     _table_run(task, "collaborative", seed, played, prof.stress, max_memory_gb)
                 )
             formulations.setdefault(formulation, []).append(
-                {"seed": seed, "curve": run_curve(played.metrics), "seconds": played.seconds}
+                {"seed": seed, "curve": logged_curve(played.metrics), "seconds": played.seconds}
             )
     return {
         "runs": runs,
@@ -354,7 +354,7 @@ def _ftp_run(
     run = _table_run(task, training, seed, result, prof.ftp_stress, limit)
     run.update(head_diagnostics(task, result.prover, result.verifier))
     run["carried_over"] = carried
-    curve = {"seed": seed, "training": training, **run_curve(result.metrics)}
+    curve = {"seed": seed, "training": training, **logged_curve(result.metrics)}
     if out_dir is not None:
         record = {"task_args": task.init_args(), "config": config.to_dict()}
         write_json(out_dir / RUN_FILE, {**record, "run": run, "curve": curve})

@@ -58,6 +58,7 @@ __all__ = [
     "earlier_runs",
     "finished_runs",
     "plot_stability",
+    "played_out",
     "run_name",
     "run_stability",
     "sound_verifier",
@@ -324,7 +325,7 @@ def run_one(
     }
 
 
-def _played_out(run: dict[str, Any], steps: int) -> bool:
+def played_out(run: dict[str, Any], steps: int) -> bool:
     """Whether an earlier run record has played all ``steps`` (a finished shorter one has not)."""
     return bool(run.get("finished", True)) and run["rows"][-1]["step"] >= steps
 
@@ -463,7 +464,7 @@ def run_stability(
 
     for game in _plan(settings):
         earlier = reuse.get(game)
-        if earlier is None or not _played_out(earlier, settings.steps):
+        if earlier is None or not played_out(earlier, settings.steps):
             folder = None if runs_dir is None else runs_dir / run_name(game)
             earlier = run_one(task, settings, game, report, start, folder, earlier)
         runs.append(earlier)
