@@ -94,6 +94,14 @@ def stability_command(
             "biases), added to its gradient before Adam's step; 0 (the paper's) adds none.",
         ),
     ] = 0.0,
+    best_response: Annotated[
+        str,
+        typer.Option(
+            help="What verifier-first play trains the verifier against: auto or "
+            "closed-form, the prover's exact best response (the exhaustive search); "
+            "trained, the trained prover (the paper's game).",
+        ),
+    ] = "auto",
     out: Annotated[
         Path,
         typer.Option(
@@ -139,6 +147,7 @@ def stability_command(
         device=device,
         verifier_weight_decay=verifier_weight_decay,
         start=None if start is None else str(start),
+        best_response=best_response,
     )
     if start is not None and (heads is not None or error):
         fail("--start plays the trained run's own task and agents: drop --heads and --error")

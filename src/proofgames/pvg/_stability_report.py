@@ -18,10 +18,13 @@ def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
     errors = sorted({run["error_px"] for run in results["runs"]}, key=lambda e: e or 0.0)
     fig, axes = _figure(2, len(errors), (4 * len(errors), 6), sharex=True, squeeze=False)
     size = results["settings"]["certify_size"]
+    trained_prover = results["settings"].get("best_response", "auto") == "trained"
     for col, error in enumerate(errors):
         for run in (r for r in results["runs"] if r["error_px"] == error):
             steps = [row["step"] for row in run["rows"]]
             name = run["formulation"] + ("" if run["update"] == "-" else f" / {run['update']}")
+            if run["formulation"] == "verifier-first" and trained_prover:
+                name += " (trained prover)"
             axes[0][col].plot(steps, [r["exhaustive_specificity"] for r in run["rows"]], label=name)
             axes[1][col].plot(steps, [r["pointing_error_px"] for r in run["rows"]], label=name)
         title = "trained start" if error is None else f"pointing error set to {error:g} px rms"
@@ -40,6 +43,8 @@ def stability_table(results: dict[str, Any]) -> str:
     heads = settings["task"].get("heads", FindThePlus.heads)  # results saved before heads
     decay = settings.get("verifier_weight_decay", 0.0)
     extra = f", verifier weight decay {decay:g}" if decay else ""
+    if settings.get("best_response", "auto") == "trained":
+        extra += "; verifier-first play trains the verifier against the trained prover"
     start = results.get("started_from")
     who = f"Started from {start}" if start else "Hand-set sound verifier"
     lines = [

@@ -40,7 +40,7 @@ from ._stability_report import plot_stability, stability_table
 from ._stability_saves import Game, carried_rows, checked_run, run_name
 from ._stress_settings import check_seeds
 from .checkpoint import load_run_agents
-from .config import finite_not_negative
+from .config import BEST_RESPONSES, finite_not_negative
 from .diagnostics import pointing
 from .find_the_plus import PLUS_OFFSETS, FindThePlus, PlusProver, plus_centres
 from .message_search import search_messages
@@ -49,6 +49,9 @@ from .registry import task_defaults
 from .stress import confusion, positive
 from .task import ProverOutput
 from .train import FORMULATIONS, UPDATES, TrainConfig, resolve_device, train
+
+#: Settings added after results were first saved, with the value their absence means.
+_ADDED_SETTINGS = {"best_response": "auto"}
 
 __all__ = [
     "PointingProver",
@@ -200,6 +203,11 @@ class StabilitySettings:
             training, ``state.pt`` is read; or an ``agents.pt``) whose prover and
             verifier start every run instead of the hand-set pair, on that run's own
             task. The pointing errors then do not apply: one run per game.
+        best_response: the prover that verifier-first play trains the verifier against
+            (see :attr:`~proofgames.pvg.config.TrainConfig.best_response`): ``"auto"``
+            (the default) and ``"closed-form"`` the exact best response, found by the
+            exhaustive search; ``"trained"`` the trained prover, as in the paper's
+            game. The other formulations ignore it.
     """
 
     steps: int = 300
@@ -213,6 +221,7 @@ class StabilitySettings:
     device: str = "cpu"
     verifier_weight_decay: float = 0.0
     start: str | None = None
+    best_response: str = "auto"
 
     def validate(self) -> None:
         """Refuse settings under which the experiment cannot run, naming the setting."""
@@ -231,6 +240,10 @@ class StabilitySettings:
             wrong = [v for v in given if v not in allowed]
             if wrong or not given:
                 raise PVGError(f"{name}s must be a non-empty subset of {allowed}, got {given}")
+        if self.best_response not in BEST_RESPONSES:
+            raise PVGError(
+                f"best_response must be one of {BEST_RESPONSES}, got {self.best_response!r}"
+            )
         if not self.errors_px:
             raise PVGError("errors_px must name at least one pointing error")
         for error in self.errors_px:
@@ -258,6 +271,7 @@ def _config(settings: StabilitySettings, formulation: str, update: str) -> Train
         "device": settings.device,
         "progress": False,
         "verifier_weight_decay": settings.verifier_weight_decay,
+        "best_response": settings.best_response,
     }
     if update != "-":
         values["update"] = update
@@ -390,7 +404,7 @@ def earlier_runs(
             )
     task = task or FindThePlus()
     recorded, wanted = previous.get("settings"), _described(settings, task)
-    recorded = recorded if isinstance(recorded, dict) else {}
+    recorded = {**_ADDED_SETTINGS, **recorded} if isinstance(recorded, dict) else {}
     played = recorded.get("steps")
     if isinstance(played, int) and not isinstance(played, bool) and played <= settings.steps:
         recorded = {**recorded, "steps": settings.steps}  # to be played on, not again

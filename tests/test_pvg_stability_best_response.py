@@ -1,0 +1,83 @@
+"""Verifier-first stability runs train the verifier against the exact or the trained prover."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from proofgames.pvg import FindThePlus  # noqa: E402
+from proofgames.pvg.cli import app  # noqa: E402
+from proofgames.pvg.stability import (  # noqa: E402
+    StabilitySettings,
+    earlier_runs,
+    run_stability,
+    stability_table,
+)
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+FIRST = StabilitySettings(steps=2, certify_every=1, batch_size=16, certify_size=32,
+                          errors_px=(0.5,), formulations=("verifier-first",))  # fmt: skip
+
+
+def _exact_searches_in_training(monkeypatch, settings):
+    """Run the experiment; count the exact best responses that training asked for."""
+    calls = []
+    original = FindThePlus.best_messages
+
+    def counted(self, verifier, x):
+        calls.append(len(x))
+        return original(self, verifier, x)
+
+    monkeypatch.setattr(FindThePlus, "best_messages", counted)
+    return run_stability(settings), calls
+
+
+def test_the_exact_prover_trains_the_verifier_by_default_and_the_trained_one_on_request(
+    monkeypatch,
+):
+    exact, searched = _exact_searches_in_training(monkeypatch, FIRST)
+    assert searched == [16, 16]  # one exact response per game step, on its batch
+    trained_results, none = _exact_searches_in_training(
+        monkeypatch, replace(FIRST, best_response="trained")
+    )
+    assert none == []  # the verifier's gradient saw the trained prover's messages only
+    assert trained_results["settings"]["best_response"] == "trained"
+    assert exact["runs"][0]["rows"][0] == trained_results["runs"][0]["rows"][0]  # same start
+    assert "against the trained prover" in stability_table(trained_results)
+    assert "trained prover" not in stability_table(exact)
+
+
+def test_an_unknown_best_response_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"best_response must be one of .* got 'oracle'"):
+        run_stability(replace(FIRST, best_response="oracle"))
+
+
+def test_results_saved_before_the_setting_existed_resume_as_the_exact_prover():
+    results = json.loads(json.dumps(run_stability(replace(FIRST, steps=1))))
+    del results["settings"]["best_response"]  # as results files of earlier versions are
+    assert len(earlier_runs(results, FIRST, FindThePlus())) == 1
+    with pytest.raises(ValueError, match="best_response 'auto' there, 'trained' now"):
+        earlier_runs(results, replace(FIRST, best_response="trained"), FindThePlus())
+
+
+def test_pvg_stability_best_response_is_recorded_and_a_bad_one_refused(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "trained-prover"
+    args = ["stability", "--steps", "1", "--certify-every", "1", "--batch-size", "16",
+            "--certify-size", "32", "--error", "0", "--formulation", "verifier-first",
+            "--out", str(out), "--json", "--best-response"]  # fmt: skip
+    ran = runner.invoke(app, [*args, "trained"])
+    assert ran.exit_code == 0, ran.output
+    assert json.loads((out / "stability.json").read_text())["settings"]["best_response"] == (
+        "trained"
+    )
+    assert "against the trained prover" in (out / "stability.md").read_text()
+    bad = runner.invoke(app, [*args, "oracle"])
+    assert bad.exit_code == 2 and "oracle" in bad.output
