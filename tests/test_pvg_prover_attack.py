@@ -100,3 +100,24 @@ def test_pvg_stress_runs_the_chosen_prover_attack(tmp_path):
         assert json.loads(ran.output)["prover_attack"] == start
     bad = runner.invoke(app, [*common, "--prover-attack", "warm"])
     assert bad.exit_code == 2 and "warm" in bad.output
+
+
+def test_pvg_stress_attacks_a_run_still_training_from_its_saved_state(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "run"
+    trained = runner.invoke(app, ["train", "bec", "--steps", "4", "--batch-size", "64",
+                                  "--checkpoint-every", "2", "--out", str(out),
+                                  "--json"])  # fmt: skip
+    assert trained.exit_code == 0, trained.output
+    args = ["stress", str(out), "--attack", "both", "--prover-steps", "2", "--batch-size",
+            "32", "--eval-size", "64", "--lbfgs-max-iter", "5", "--json"]  # fmt: skip
+    finished = json.loads(runner.invoke(app, args).output)
+    (out / "agents.pt").unlink()  # as while the run trains: only its state is saved
+    ran = runner.invoke(app, args)
+    assert ran.exit_code == 0, ran.output
+    training = json.loads(ran.output)
+    assert training["checkpoint"] == f"{out / 'state.pt'} (step 4)"
+    assert training["attacks"] == finished["attacks"]  # the state holds the same agents
+    (out / "state.pt").unlink()
+    gone = runner.invoke(app, args)
+    assert gone.exit_code == 2 and "agents.pt" in gone.output

@@ -37,7 +37,7 @@ from ._cli_support import (
 )
 from ._files import check_folder
 from ._memory import DEFAULT_MAX_MEMORY_GB
-from .checkpoint import load_checkpoint
+from .checkpoint import load_run_agents
 from .registry import make_task, parse_task_args, task_defaults, task_names
 from .stress import ALL_ATTACKS, ATTACKS, StressConfig, stress_test, supported_attacks
 from .train import FORMULATIONS, TrainConfig, check_training, train
@@ -261,7 +261,13 @@ def _print_training(summary: dict[str, Any], sound_at: int | None) -> None:
 
 @app.command("stress")
 def stress_command(
-    checkpoint: Annotated[Path, typer.Argument(help="agents.pt, or the folder holding it.")],
+    checkpoint: Annotated[
+        Path,
+        typer.Argument(
+            help="agents.pt, or a run folder: its agents.pt, or the state.pt of a run "
+            "still training or stopped (its agents at the step saved)."
+        ),
+    ],
     attack: Annotated[
         str,
         typer.Option(
@@ -313,7 +319,7 @@ def stress_command(
         prover_attack=prover_attack,
     )
     try:
-        saved = load_checkpoint(checkpoint, device)
+        saved, source = load_run_agents(checkpoint, device)
         attacks = {"both": ATTACKS, "all": supported_attacks(saved.task)}.get(attack, (attack,))
         results = stress_test(
             saved.task, saved.verifier, saved.prover, attacks, config, max_memory_gb
@@ -321,7 +327,7 @@ def stress_command(
     except ProofgamesError as exc:
         fail(str(exc))
     summary = {
-        "checkpoint": str(checkpoint / "agents.pt" if checkpoint.is_dir() else checkpoint),
+        "checkpoint": source,
         "task": saved.task.name,
         "formulation": saved.config.formulation,
         "prover_attack": prover_attack,
