@@ -81,3 +81,15 @@ def test_pvg_stability_best_response_is_recorded_and_a_bad_one_refused(tmp_path)
     assert "against the trained prover" in (out / "stability.md").read_text()
     bad = runner.invoke(app, [*args, "oracle"])
     assert bad.exit_code == 2 and "oracle" in bad.output
+
+
+def test_the_figure_draws_specificity_on_the_whole_unit_scale(monkeypatch):
+    import proofgames.pvg._stability_report as drawing
+
+    results = run_stability(replace(FIRST, steps=1, best_response="trained"))
+    drawn = []
+    monkeypatch.setattr(drawing, "save_figure", lambda fig, path: drawn.append(fig))
+    drawing.plot_stability(results, "unused.png")
+    low, high = drawn[0].axes[0].get_ylim()
+    assert low <= 0.0 and high >= 1.0  # a specificity of 0.004 must not fill the panel
+    assert "(trained prover)" in drawn[0].axes[0].get_legend().get_texts()[0].get_text()

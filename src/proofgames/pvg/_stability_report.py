@@ -30,6 +30,8 @@ def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
         title = "trained start" if error is None else f"pointing error set to {error:g} px rms"
         axes[0][col].set_title(title, fontsize=10)
         axes[1][col].set_xlabel("game step")
+    for ax in axes[0]:
+        ax.set_ylim(-0.03, 1.03)  # a share: near 0 must look near 0
     axes[0][0].set_ylabel(f"exhaustive specificity\n(exact on {size} held-out images)")
     axes[1][0].set_ylabel("pointing error, px rms\n(measured, label-1 held-out images)")
     axes[0][0].legend(fontsize=8)
