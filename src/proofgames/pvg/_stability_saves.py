@@ -3,7 +3,8 @@
 Private: :mod:`proofgames.pvg.stability` re-exports :func:`run_name` and
 :func:`carried_rows`. A run of ``pvg stability`` with a results folder saves its training
 state in ``OUT/runs/<run_name>/`` at every certification, so that ``--resume`` continues
-an unfinished run from there instead of playing it again.
+an unfinished run from there instead of playing it again. :func:`trained_start` reads
+the agents a run started from a trained FindThePlus run plays from.
 """
 
 from __future__ import annotations
@@ -11,9 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from torch import nn
+
 from .._errors import PVGError
 from ._bookkeeping import METRICS_FILE
-from .checkpoint import STATE_FILE, load_training_state
+from .checkpoint import STATE_FILE, load_run_agents, load_training_state
+from .find_the_plus import FindThePlus
+from .plus_verifier import PlusVerifier
 
 #: A run's ``(formulation, update, pointing error)``; the error is ``None`` for a run
 #: started from a trained pair.
@@ -112,3 +117,18 @@ def _is_number(value: Any, null: bool = False) -> bool:
     if value is None:
         return null
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def trained_start(
+    path: str, task: FindThePlus | None
+) -> tuple[FindThePlus, tuple[nn.Module, PlusVerifier], str]:
+    """The task and agents of a trained FindThePlus run, and where they were read."""
+    saved, source = load_run_agents(path, "cpu")
+    if not isinstance(saved.task, FindThePlus) or not isinstance(saved.verifier, PlusVerifier):
+        raise PVGError(f"start {path}: a {saved.task.name} run, not a FindThePlus one")
+    if task is not None and task.init_args() != saved.task.init_args():
+        raise PVGError(
+            f"start {path}: its task is {saved.task.init_args()}, not the {task.init_args()} "
+            "asked for (a started run plays its own task)"
+        )
+    return saved.task, (saved.prover, saved.verifier), source

@@ -37,9 +37,8 @@ from torch import Tensor, nn
 
 from .._errors import PVGError
 from ._stability_report import plot_stability, stability_table
-from ._stability_saves import Game, carried_rows, checked_run, run_name
+from ._stability_saves import Game, carried_rows, checked_run, run_name, trained_start
 from ._stress_settings import check_seeds
-from .checkpoint import load_run_agents
 from .config import BEST_RESPONSES, finite_not_negative
 from .diagnostics import pointing
 from .find_the_plus import PLUS_OFFSETS, FindThePlus, PlusProver, plus_centres
@@ -396,7 +395,7 @@ def earlier_runs(
     if not isinstance(previous, dict) or not isinstance(previous.get("runs"), list):
         raise PVGError("the results to resume from are not a stability results file")
     if settings.start is not None:
-        task, _, source = _trained_start(settings.start, task)
+        task, _, source = trained_start(settings.start, task)
         if previous.get("started_from") != source:  # e.g. the run has trained on since
             raise PVGError(
                 f"the results to resume from started from {previous.get('started_from')}, "
@@ -463,7 +462,7 @@ def run_stability(
     resolve_device(settings.device)
     start, source = None, None
     if settings.start is not None:
-        task, start, source = _trained_start(settings.start, task)
+        task, start, source = trained_start(settings.start, task)
     task = task or FindThePlus()
     task.check_exhaustive()
     reuse = {_game_of(run): run for run in done or []}
@@ -485,18 +484,3 @@ def run_stability(
         if progress is not None:
             progress({**results, "runs": list(runs)})
     return {**results, "complete": True, "runs": runs}
-
-
-def _trained_start(
-    path: str, task: FindThePlus | None
-) -> tuple[FindThePlus, tuple[nn.Module, PlusVerifier], str]:
-    """The task and agents of a trained FindThePlus run, and where they were read."""
-    saved, source = load_run_agents(path, "cpu")
-    if not isinstance(saved.task, FindThePlus) or not isinstance(saved.verifier, PlusVerifier):
-        raise PVGError(f"start {path}: a {saved.task.name} run, not a FindThePlus one")
-    if task is not None and task.init_args() != saved.task.init_args():
-        raise PVGError(
-            f"start {path}: its task is {saved.task.init_args()}, not the {task.init_args()} "
-            "asked for (a started run plays its own task)"
-        )
-    return saved.task, (saved.prover, saved.verifier), source
