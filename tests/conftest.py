@@ -44,3 +44,20 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     monkeypatch.chdir(work)
     return work
+
+
+@pytest.fixture
+def exact_searches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The batch sizes of FindThePlus's exact best responses asked for, in order."""
+    pytest.importorskip("torch")
+    from proofgames.pvg import FindThePlus
+
+    calls: list[int] = []
+    original = FindThePlus.best_messages
+
+    def counted(self, verifier, x):
+        calls.append(len(x))
+        return original(self, verifier, x)
+
+    monkeypatch.setattr(FindThePlus, "best_messages", counted)
+    return calls

@@ -110,16 +110,9 @@ def test_the_exhaustive_search_refuses_what_it_cannot_search():
         stress_test(FindThePlus(), PlusVerifier(), None, ("guess",))
 
 
-def test_verifier_first_play_trains_the_verifier_on_the_exact_best_response(monkeypatch):
+def test_verifier_first_play_trains_the_verifier_on_the_exact_best_response(exact_searches):
     task = make_task("find-the-plus", size=6, glimpse=3)
-    calls = []
-    original = FindThePlus.best_messages
-
-    def counted(self, verifier, x):
-        calls.append(len(x))
-        return original(self, verifier, x)
-
-    monkeypatch.setattr(FindThePlus, "best_messages", counted)
+    calls = exact_searches
     config = TrainConfig(formulation="verifier-first", steps=3, batch_size=16, eval_size=16,
                          verifier_steps=2, prover_steps=1, progress=False, seed=5)  # fmt: skip
     first = train(task, config)

@@ -26,28 +26,14 @@ FIRST = StabilitySettings(steps=2, certify_every=1, batch_size=16, certify_size=
                           errors_px=(0.5,), formulations=("verifier-first",))  # fmt: skip
 
 
-def _exact_searches_in_training(monkeypatch, settings):
-    """Run the experiment; count the exact best responses that training asked for."""
-    calls = []
-    original = FindThePlus.best_messages
-
-    def counted(self, verifier, x):
-        calls.append(len(x))
-        return original(self, verifier, x)
-
-    monkeypatch.setattr(FindThePlus, "best_messages", counted)
-    return run_stability(settings), calls
-
-
 def test_the_exact_prover_trains_the_verifier_by_default_and_the_trained_one_on_request(
-    monkeypatch,
+    exact_searches,
 ):
-    exact, searched = _exact_searches_in_training(monkeypatch, FIRST)
-    assert searched == [16, 16]  # one exact response per game step, on its batch
-    trained_results, none = _exact_searches_in_training(
-        monkeypatch, replace(FIRST, best_response="trained")
-    )
-    assert none == []  # the verifier's gradient saw the trained prover's messages only
+    exact = run_stability(FIRST)
+    assert exact_searches == [16, 16]  # one exact response per game step, on its batch
+    exact_searches.clear()
+    trained_results = run_stability(replace(FIRST, best_response="trained"))
+    assert exact_searches == []  # the verifier's gradient saw the trained prover's messages
     assert trained_results["settings"]["best_response"] == "trained"
     assert exact["runs"][0]["rows"][0] == trained_results["runs"][0]["rows"][0]  # same start
     assert "against the trained prover" in stability_table(trained_results)

@@ -18,7 +18,7 @@ def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
     errors = sorted({run["error_px"] for run in results["runs"]}, key=lambda e: e or 0.0)
     fig, axes = _figure(2, len(errors), (4 * len(errors), 6), sharex=True, squeeze=False)
     size = results["settings"]["certify_size"]
-    trained_prover = results["settings"].get("best_response", "auto") == "trained"
+    trained_prover = _against_trained_prover(results["settings"])
     for col, error in enumerate(errors):
         for run in (r for r in results["runs"] if r["error_px"] == error):
             steps = [row["step"] for row in run["rows"]]
@@ -45,7 +45,7 @@ def stability_table(results: dict[str, Any]) -> str:
     heads = settings["task"].get("heads", FindThePlus.heads)  # results saved before heads
     decay = settings.get("verifier_weight_decay", 0.0)
     extra = f", verifier weight decay {decay:g}" if decay else ""
-    if settings.get("best_response", "auto") == "trained":
+    if _against_trained_prover(settings):
         extra += "; verifier-first play trains the verifier against the trained prover"
     start = results.get("started_from")
     who = f"Started from {start}" if start else "Hand-set sound verifier"
@@ -80,6 +80,11 @@ def stability_table(results: dict[str, Any]) -> str:
             f"{_shown(last['pointing_error_px'], '.2f')} | {_shown(last['on_plus'], '.3f')} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _against_trained_prover(settings: dict[str, Any]) -> bool:
+    """Whether verifier-first play trained the verifier against the trained prover."""
+    return bool(settings.get("best_response", "auto") == "trained")  # absent: before the option
 
 
 def _shown(value: float | None, spec: str) -> str:
