@@ -121,3 +121,22 @@ def test_pvg_stress_attacks_a_run_still_training_from_its_saved_state(tmp_path):
     (out / "state.pt").unlink()
     gone = runner.invoke(app, args)
     assert gone.exit_code == 2 and "agents.pt" in gone.output
+
+
+def test_pvg_stress_prints_each_rate_with_its_interval_from_the_same_counts(tmp_path):
+    runner = CliRunner()
+    out = str(tmp_path / "run")
+    trained = runner.invoke(app, ["train", "bec", "--steps", "4", "--batch-size", "64",
+                                  "--out", out, "--json"])  # fmt: skip
+    assert trained.exit_code == 0, trained.output
+    args = ["stress", out, "--attack", "prover", "--prover-steps", "2", "--batch-size",
+            "32", "--eval-size", "64"]  # fmt: skip
+    saved = json.loads(runner.invoke(app, [*args, "--json"]).output)["attacks"]["prover"]
+    shown = runner.invoke(app, args)
+    assert shown.exit_code == 0, shown.output
+    line = " ".join(shown.output.split())  # one line, whatever the terminal's width
+    for rate in ("precision", "recall", "specificity"):
+        bounds = saved["intervals"][rate]
+        text = "[-]" if bounds is None else f"[{bounds[0]:.4f}, {bounds[1]:.4f}]"
+        assert f"{rate} {saved[rate]:.4f} {text}" in line
+    assert "95% Clopper-Pearson" in line

@@ -197,7 +197,9 @@ def test_comparison_table_shows_the_paper_values_beside_the_measured():
 
 def test_the_best_seed_is_chosen_by_its_training_score_not_by_the_held_out_attacks():
     def run(seed: int, score: float | None, precision: float) -> dict:
-        attack = {"precision": precision, "recall": 1.0, "specificity": 2 * precision - 1}
+        fp = round(100 / precision) - 100  # 100 label-1 and 100 label-0 images, recall 1
+        attack = {"precision": precision, "recall": 1.0, "specificity": 1 - fp / 100,
+                  "tp": 100, "fp": fp, "fn": 0, "tn": 100 - fp}  # fmt: skip
         return {"training": "pvg", "seed": seed, "best_step": 100 * seed,
                 "best_accuracy": score, "attacks": {"messages": attack}}  # fmt: skip
 
@@ -206,7 +208,8 @@ def test_the_best_seed_is_chosen_by_its_training_score_not_by_the_held_out_attac
     row = next(line for line in text.splitlines() if line.startswith("| pvg"))
     # the highest selection score (ties: the lowest seed), whatever its held-out figures
     assert row.startswith("| pvg | 1 of 4 | 100 | 0.800 |")
-    assert "0.600 / 1.000 / 0.200" in row
+    # precision 100/167 with its exact 95% interval, then recall and specificity
+    assert "| 0.600 [0.520, 0.674] / 1.000 / 0.330 |" in row
     assert "collaborative" not in text  # no collaborative runs: no row
     assert best_seed({"runs": [run(0, None, 1.0)]}) == ""  # nothing was selected
 

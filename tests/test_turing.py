@@ -94,6 +94,7 @@ def test_engine_matches_reference_simulator(text, steps, space, data):
         ("1XB1LB_1LA1RZ", "moves 'X'"),
         ("2RB1LB_1LA1RZ", "writes '2'"),
         ("1RB1L", "has 5 characters"),
+        ("XYZ", "'XYZ' gives 1 symbol"),
     ],
 )
 def test_malformed_machine_text_is_rejected_with_a_clear_message(text, fragment):

@@ -123,7 +123,10 @@ def parse_tm(text: str) -> TMProgram:
         )
     m = len(groups[0]) // 3
     if not 2 <= m <= 10:
-        raise MachineFormatError(f"{m} symbols: between 2 and 10 are supported")
+        raise MachineFormatError(
+            f"state A's group {groups[0]!r} gives {m} symbol(s) (3 characters per symbol); "
+            "between 2 and 10 symbols are supported, e.g. '1RB1LB_1LA1RZ'"
+        )
     halt_letters = {"Z"} | ({"H"} if n < 8 else set())
     write = np.zeros(n * m, dtype=np.uint8)
     move = np.zeros(n * m, dtype=np.int64)

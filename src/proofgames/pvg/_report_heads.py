@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..intervals import clopper_pearson_interval
+
 
 def ftp_runs(ftp: dict[str, Any]) -> str:
     lines = [
@@ -149,7 +151,16 @@ def _plus_shapes(run: dict[str, Any]) -> str:
     )
 
 
-def prs(attack: dict[str, Any] | None) -> str:
+def prs(attack: dict[str, Any] | None, intervals: bool = False) -> str:
+    """``P / R / spec`` of one attack; with ``intervals``, precision's 95% interval too.
+
+    The interval is Clopper--Pearson's, computed from the attack's counts (so results
+    saved before the counts' intervals were recorded get one as well).
+    """
     if attack is None:
         return "—"
-    return f"{attack['precision']:.3f} / {attack['recall']:.3f} / {attack['specificity']:.3f}"
+    precision = f"{attack['precision']:.3f}"
+    if intervals and attack["tp"] + attack["fp"]:
+        low, high = clopper_pearson_interval(attack["tp"], attack["tp"] + attack["fp"])
+        precision += f" [{low:.3f}, {high:.3f}]"
+    return f"{precision} / {attack['recall']:.3f} / {attack['specificity']:.3f}"

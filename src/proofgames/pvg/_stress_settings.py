@@ -12,6 +12,7 @@ from typing import Any
 from torch import Tensor
 
 from .._errors import PVGError
+from ..intervals import confusion_intervals
 
 #: Where the prover attack starts: a copy of the trained prover (the paper's) or afresh.
 PROVER_ATTACKS = ("continued", "fresh")
@@ -167,8 +168,20 @@ class AttackResult:
         """Whether precision and recall are both exactly 1."""
         return self.fp == 0 and self.fn == 0 and self.tp > 0
 
+    def intervals(self, confidence: float = 0.95) -> dict[str, tuple[float, float] | None]:
+        """Clopper--Pearson intervals for precision, recall and specificity.
+
+        See :func:`proofgames.intervals.confusion_intervals`: they bound the attack's
+        rates on instances drawn like this batch, each conditional on its denominator.
+        """
+        return confusion_intervals(self.tp, self.fp, self.fn, self.tn, confidence)
+
     def to_dict(self, top: int = 3) -> dict[str, Any]:
-        """JSON-friendly summary with the ``top`` strongest adversarial messages."""
+        """JSON-friendly summary with the ``top`` strongest adversarial messages.
+
+        ``intervals`` holds 95% Clopper--Pearson intervals ``[low, high]`` for
+        precision, recall and specificity (``null`` where a rate has no instances).
+        """
         strongest = [
             {
                 "logit": round(float(logit), 4),
@@ -187,5 +200,9 @@ class AttackResult:
             "fp": self.fp,
             "fn": self.fn,
             "tn": self.tn,
+            "intervals": {
+                rate: None if bounds is None else [round(b, 6) for b in bounds]
+                for rate, bounds in self.intervals().items()
+            },
             "strongest": strongest,
         }

@@ -339,11 +339,18 @@ def stress_command(
         echo_json(summary)
         return
     for name, result in results.items():
+        bounds = result.intervals()
         console.print(
-            f"[bold]{name:>8}[/] precision {result.precision:.4f}  recall {result.recall:.4f}  "
-            f"specificity {result.specificity:.4f}  "
+            f"[bold]{name:>8}[/] precision {result.precision:.4f} {_shown(bounds['precision'])}"
+            f"  recall {result.recall:.4f} {_shown(bounds['recall'])}  "
+            f"specificity {result.specificity:.4f} {_shown(bounds['specificity'])}  "
             f"(TP {result.tp}, FP {result.fp}, FN {result.fn}, TN {result.tn})"
         )
+    console.print("[dim]In brackets: 95% Clopper-Pearson intervals for the attack's rates.[/]")
+
+
+def _shown(bounds: tuple[float, float] | None) -> str:
+    return "[-]" if bounds is None else f"[{bounds[0]:.4f}, {bounds[1]:.4f}]"
 
 
 @app.command("reproduce")

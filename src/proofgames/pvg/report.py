@@ -143,7 +143,7 @@ def best_seed(data: dict[str, Any]) -> str:
         run = max(runs, key=lambda r: (r.get("best_accuracy") or 0.0, -r["seed"]))
         score = run.get("best_accuracy")
         attacks = " | ".join(
-            prs(run["attacks"].get(a)) for a in ("prover", "messages", "exhaustive")
+            prs(run["attacks"].get(a), intervals=True) for a in ("prover", "messages", "exhaustive")
         )
         rows.append(
             f"| {training} | {run['seed']} of {len(runs)} | {run.get('best_step')} | "
@@ -153,7 +153,8 @@ def best_seed(data: dict[str, Any]) -> str:
         return ""
     return (
         "Best of the seeds, as the paper selects (the seed whose kept checkpoint scored "
-        "best during training; its held-out attacks, P / R / spec):\n\n"
+        "best during training; its held-out attacks, P / R / spec, with precision's 95% "
+        "Clopper-Pearson interval in brackets):\n\n"
         "| training | seed | kept step | selection score | prover | messages | "
         "exhaustive |\n|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
     )

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
@@ -37,44 +36,13 @@ from .._readme import write_atomic
 from .._seeds import check_seed
 from .._store import ResultStore
 from ..executors import InlineExecutor, make_executor, map_items
+from ..intervals import clopper_pearson_interval, wilson_interval
 from ._chunks import Tally, run_chunk
 from .hypothesis import ORACLE, STEP, guarantee, machine_params
 from .model import StochasticMachine
 from .params import StochasticParams
 
 Z95 = 1.959963984540054
-
-
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion."""
-    from scipy import stats  # imported here: it takes 0.4 s
-
-    if n <= 0:
-        raise ProtocolError("an interval needs at least one trial")
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-    phat = successes / n
-    denom = 1 + z * z / n
-    centre = (phat + z * z / (2 * n)) / denom
-    half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def clopper_pearson_interval(
-    successes: int, n: int, confidence: float = 0.95
-) -> tuple[float, float]:
-    """Exact (Clopper--Pearson) interval for a binomial proportion."""
-    from scipy import stats  # imported here: it takes 0.4 s
-
-    if n <= 0:
-        raise ProtocolError("an interval needs at least one trial")
-    alpha = 1 - confidence
-    lo = 0.0 if successes == 0 else float(stats.beta.ppf(alpha / 2, successes, n - successes + 1))
-    hi = (
-        1.0
-        if successes == n
-        else float(stats.beta.ppf(1 - alpha / 2, successes + 1, n - successes))
-    )
-    return lo, hi
 
 
 @dataclass(frozen=True)
