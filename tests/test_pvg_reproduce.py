@@ -161,6 +161,9 @@ def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tm
         )
         attack = run["missing_cells"]["attack"]  # one count per plus cell, centre first
         assert len(attack) == 5 and f" / {attack[0] / sum(attack):.3f} |" in text
+        aim = run["pointing"]  # where the prover aims the detector, on the anatomy's batch
+        assert 0.0 <= aim["on_plus"] <= 1.0 and aim["pointing_error_px"] >= 0.0
+        assert f"| {aim['on_plus']:.3f} ({aim['pointing_error_px']:.2f} px) |" in text
     for name in ("bec_dynamics", "bec_formulations", "ftp_learning", "ftp_gaze"):
         assert (tmp_path / "pvg" / f"{name}.png").stat().st_size > 1000
     assert json.loads((tmp_path / "pvg" / "results.json").read_text())["seeds"] == [0, 1]

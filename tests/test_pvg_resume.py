@@ -246,7 +246,7 @@ def test_an_interrupted_reproduction_resumes_to_the_uninterrupted_result(tmp_pat
         reproduce(profile=smoke, resume=True, **args)
 
 
-def test_a_reused_run_saved_before_the_exhaustive_attack_gets_it_and_its_anatomy(
+def test_a_reused_run_saved_before_the_exhaustive_attack_gets_it_its_anatomy_and_the_aim(
     tmp_path, monkeypatch
 ):
     args = {"seeds": (0,), "tasks": ("find-the-plus",), "device": "cpu", "runs_dir": tmp_path}
@@ -255,6 +255,7 @@ def test_a_reused_run_saved_before_the_exhaustive_attack_gets_it_and_its_anatomy
     older = json.loads(saved.read_text())
     del older["run"]["attacks"]["exhaustive"]  # as written before the attack existed
     del older["run"]["attack"]  # and before its anatomy was recorded
+    del older["run"]["pointing"]  # and the prover's aim with the detector
     saved.write_text(json.dumps(older))
 
     def no_training(*args, **kwargs):
@@ -266,6 +267,7 @@ def test_a_reused_run_saved_before_the_exhaustive_attack_gets_it_and_its_anatomy
     rewritten = json.loads(saved.read_text())["run"]
     assert rewritten["attacks"] == first["runs"][0]["attacks"]
     assert rewritten["attack"] == first["runs"][0]["attack"] == again["runs"][0]["attack"]
+    assert rewritten["pointing"] == first["runs"][0]["pointing"] == again["runs"][0]["pointing"]
 
 
 def test_a_resumed_reproduction_reuses_the_saved_bec_results(tmp_path, monkeypatch):

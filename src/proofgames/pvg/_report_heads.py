@@ -18,6 +18,10 @@ def ftp_runs(ftp: dict[str, Any]) -> str:
         "gradient to its shift); one number per head, on label-1 and on label-0 images. "
         "*On the plus*: per head, the share of label-1 images whose glimpse is centred "
         "within half a pixel of the plus (the honest protocol points one head there). "
+        "*Detector on the plus*: the share of label-1 images on which the prover aims the "
+        "most plus-shaped head's detector (its glimpse centre moved by the detector's "
+        "offset) within half a pixel of the plus, and that point's rms distance to the "
+        "plus (`proofgames.pvg.diagnostics.pointing`; — where not recorded). "
         "*Plus shape*: per head, the largest cosine between the verifier's classifier "
         "weights on its glimpse and a plus anywhere in it, means removed (1: a plus "
         "detector; near 0: weights blind to the plus's shape, such as a count of "
@@ -26,18 +30,26 @@ def ftp_runs(ftp: dict[str, Any]) -> str:
         "give the cosine with a centred plus.\n",
         "| training | seed | game steps | kept step | train s | prover P / R / spec | "
         "messages P / R / spec | exhaustive P / R / spec | blind share per head (label 1 / "
-        "label 0) | on the plus | plus shape |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "label 0) | on the plus | detector on the plus | plus shape |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in ftp["runs"]:
         lines.append(
             f"| {run['training']} | {run['seed']} | {run['steps']} | {run['best_step']} | "
             f"{run['train_seconds']:.0f} | {prs(run['attacks']['prover'])} | "
             f"{prs(run['attacks']['messages'])} | {prs(run['attacks'].get('exhaustive'))} | "
-            f"{_blind(run)} | {_shares(run, 'on_the_plus')} | "
+            f"{_blind(run)} | {_shares(run, 'on_the_plus')} | {_aimed(run)} | "
             f"{_plus_shapes(run)} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _aimed(run: dict[str, Any]) -> str:
+    """The prover's aim with the detector: share on the plus (rms px), or —."""
+    aim = run.get("pointing", {})
+    if "on_plus" not in aim or aim["on_plus"] != aim["on_plus"]:  # missing, skipped or NaN
+        return "—"
+    return f"{aim['on_plus']:.3f} ({aim['pointing_error_px']:.2f} px)"
 
 
 def attack_anatomy_section(runs: list[dict[str, Any]]) -> str:

@@ -195,8 +195,10 @@ def head_diagnostics(
     One batch of ``n`` images (of ``seed``) serves them all and :func:`attack_anatomy`;
     ``missing_cells`` is :func:`missing_cells` on it; ``threshold`` is
     :func:`threshold_gap` calibrated on it and checked on the next ``n`` images of that
-    seed. Each of these three is ``{"skipped": why}`` where the exact search cannot cover
-    the verifier's glimpses (or a batch lacks a label).
+    seed; ``pointing`` is :func:`pointing` on it (where the prover aims the most
+    plus-shaped head's detector). Each of these four is ``{"skipped": why}`` where it
+    cannot be measured (the exact search cannot cover the verifier's glimpses, a batch
+    lacks a label).
     """
     v = _plus_verifier(verifier)
     x, y, centres = _head_centres(task, prover, verifier, n, seed)
@@ -213,6 +215,7 @@ def head_diagnostics(
         ("attack", lambda: attack_anatomy(v, x, y, search)),
         ("missing_cells", lambda: missing_cells(v, prover, x, y, search)),
         ("threshold", lambda: threshold_gap(v, prover, (x, y), (check[0], check[1]), search)),
+        ("pointing", lambda: pointing(v, prover, x, y)),
     ):
         try:
             found[key] = measure()

@@ -216,7 +216,9 @@ def comparison_table(task: str, data: dict[str, Any]) -> str:
 
 def _fmt_cell(cell: dict[str, Any]) -> str:
     if cell["min"] == cell["max"]:
-        return f"{cell['mean']:.3f} (all {cell['seeds']} seeds)"
+        return f"{cell['mean']:.3f} " + (
+            "(1 seed)" if cell["seeds"] == 1 else f"(all {cell['seeds']} seeds)"
+        )
     return f"{cell['mean']:.3f} ± {cell['std']:.3f} [{cell['min']:.3f}, {cell['max']:.3f}]"
 
 

@@ -342,7 +342,7 @@ def _ftp_run(
             run["attacks"].update(
                 _held_out_attacks(task, seed, verifier, prover, prof.ftp_stress, limit, missing)
             )
-        stale = "attack" not in run  # saved before the attack's anatomy was recorded
+        stale = "attack" not in run or "pointing" not in run  # saved before they were recorded
         if stale:
             run.update(head_diagnostics(task, prover, verifier))
         if (missing or stale) and out_dir is not None:
