@@ -11,8 +11,9 @@ Example:
     >>> round(lo, 4), hi
     (0.9963, 1.0)
     >>> rates = confusion_intervals(tp=998, fp=0, fn=2, tn=1000)
-    >>> [round(x, 4) for x in rates["recall"]]
-    [0.9928, 0.9998]
+    >>> low, high = rates["recall"]
+    >>> round(low, 4), round(high, 4)
+    (0.9928, 0.9998)
 """
 
 from __future__ import annotations
