@@ -86,12 +86,17 @@ def test_settings_saved_before_the_option_existed_ran_the_fresh_attack():
     assert TrainConfig().stress.prover_attack == "continued"
 
 
+def _train_tiny_bec(runner: CliRunner, out: str, *options: str) -> None:
+    """``pvg train bec`` for 4 steps at batch 64 into ``out`` (for the stress tests)."""
+    trained = runner.invoke(app, ["train", "bec", "--steps", "4", "--batch-size", "64",
+                                  *options, "--out", out, "--json"])  # fmt: skip
+    assert trained.exit_code == 0, trained.output
+
+
 def test_pvg_stress_runs_the_chosen_prover_attack(tmp_path):
     runner = CliRunner()
     out = str(tmp_path / "run")
-    trained = runner.invoke(app, ["train", "bec", "--steps", "4", "--batch-size", "64",
-                                  "--out", out, "--json"])  # fmt: skip
-    assert trained.exit_code == 0, trained.output
+    _train_tiny_bec(runner, out)
     common = ["stress", out, "--attack", "prover", "--prover-steps", "2", "--batch-size",
               "32", "--eval-size", "64", "--json"]  # fmt: skip
     for start in ("continued", "fresh"):
@@ -105,10 +110,7 @@ def test_pvg_stress_runs_the_chosen_prover_attack(tmp_path):
 def test_pvg_stress_attacks_a_run_still_training_from_its_saved_state(tmp_path):
     runner = CliRunner()
     out = tmp_path / "run"
-    trained = runner.invoke(app, ["train", "bec", "--steps", "4", "--batch-size", "64",
-                                  "--checkpoint-every", "2", "--out", str(out),
-                                  "--json"])  # fmt: skip
-    assert trained.exit_code == 0, trained.output
+    _train_tiny_bec(runner, str(out), "--checkpoint-every", "2")
     args = ["stress", str(out), "--attack", "both", "--prover-steps", "2", "--batch-size",
             "32", "--eval-size", "64", "--lbfgs-max-iter", "5", "--json"]  # fmt: skip
     finished = json.loads(runner.invoke(app, args).output)
@@ -126,9 +128,7 @@ def test_pvg_stress_attacks_a_run_still_training_from_its_saved_state(tmp_path):
 def test_pvg_stress_prints_each_rate_with_its_interval_from_the_same_counts(tmp_path):
     runner = CliRunner()
     out = str(tmp_path / "run")
-    trained = runner.invoke(app, ["train", "bec", "--steps", "4", "--batch-size", "64",
-                                  "--out", out, "--json"])  # fmt: skip
-    assert trained.exit_code == 0, trained.output
+    _train_tiny_bec(runner, out)
     args = ["stress", out, "--attack", "prover", "--prover-steps", "2", "--batch-size",
             "32", "--eval-size", "64"]  # fmt: skip
     saved = json.loads(runner.invoke(app, [*args, "--json"]).output)["attacks"]["prover"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..intervals import clopper_pearson_interval
+from ..intervals import confusion_intervals
 
 
 def ftp_runs(ftp: dict[str, Any]) -> str:
@@ -166,13 +166,15 @@ def _plus_shapes(run: dict[str, Any]) -> str:
 def prs(attack: dict[str, Any] | None, intervals: bool = False) -> str:
     """``P / R / spec`` of one attack; with ``intervals``, precision's 95% interval too.
 
-    The interval is Clopper--Pearson's, computed from the attack's counts (so results
-    saved before the counts' intervals were recorded get one as well).
+    The interval is :func:`~proofgames.intervals.confusion_intervals`' (Clopper--Pearson),
+    computed from the attack's counts, so results saved before ``to_dict`` recorded
+    intervals get one as well; none where nothing was accepted.
     """
     if attack is None:
         return "—"
     precision = f"{attack['precision']:.3f}"
-    if intervals and attack["tp"] + attack["fp"]:
-        low, high = clopper_pearson_interval(attack["tp"], attack["tp"] + attack["fp"])
-        precision += f" [{low:.3f}, {high:.3f}]"
+    counts = (attack["tp"], attack["fp"], attack["fn"], attack["tn"]) if intervals else None
+    bounds = confusion_intervals(*counts)["precision"] if counts else None
+    if bounds is not None:
+        precision += f" [{bounds[0]:.3f}, {bounds[1]:.3f}]"
     return f"{precision} / {attack['recall']:.3f} / {attack['specificity']:.3f}"
