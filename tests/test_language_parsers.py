@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from pathlib import Path
 
 import pytest
 
+from proofgames.intervals import wilson_interval
 from proofgames.language.experiments import gsm8k_games, summarize
 from proofgames.language.gsm8k import DataError, load_gsm8k_solutions
 from proofgames.language.judges import CalculatorJudge, annotation_holds, evaluate
@@ -131,3 +133,20 @@ def test_gsm8k_model_solutions_parse_and_debate() -> None:
     assert [r["accepted"] for r in debate] == [r["accepted"] for r in whole]
     assert d["judge_input_tokens"] * 10 < w["judge_input_tokens"]
     assert 0 < d["accuracy"] < 1
+
+
+def test_summary_rates_carry_the_library_wilson_interval_of_their_own_counts() -> None:
+    rows = [
+        {"truth": t, "accepted": a, "correct": t == a, "stopped": False, "judge_calls": 1,
+         "judge_input_tokens": 10, "prover_tokens": 0}
+        for t, a in [(True, True)] * 33 + [(True, False)] * 7 + [(False, False)] * 3
+    ]  # fmt: skip
+    s = summarize(rows)
+    assert s["completeness"] == 33 / 40
+    assert tuple(s["completeness_ci"]) == wilson_interval(33, 40)
+    assert tuple(s["accuracy_ci"]) == wilson_interval(36, 43)
+    assert tuple(s["soundness_error_ci"]) == wilson_interval(0, 3)
+    # a batch with no false claims: no soundness figure, and the interval says nothing
+    honest = summarize(rows[:40])
+    assert math.isnan(honest["soundness_error"])
+    assert tuple(honest["soundness_error_ci"]) == (0.0, 1.0)

@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import numpy as np
 
 from .._errors import ProtocolError
 from .._seeds import check_seed
+from ..intervals import wilson_interval
 from ..judging import StepJudge
 from ..stochastic.optimize import optimize_params
 from ._moves import LanguageOutcome
@@ -152,24 +152,15 @@ async def gsm8k_games(
     return rows
 
 
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a rate.
-
-    Example:
-        >>> [round(x, 3) for x in wilson(0, 10)]
-        [0.0, 0.278]
-    """
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
 def _rate(rows: Sequence[Row], key: str) -> tuple[float, tuple[float, float]]:
+    """The share of ``rows`` whose ``key`` is true, with its 95% Wilson interval.
+
+    An empty batch has rate NaN and the vacuous interval [0, 1].
+    """
     hits = sum(bool(r[key]) for r in rows)
-    return (hits / len(rows) if rows else float("nan"), wilson(hits, len(rows)))
+    if not rows:
+        return float("nan"), (0.0, 1.0)
+    return hits / len(rows), wilson_interval(hits, len(rows))
 
 
 def summarize(rows: Sequence[Row]) -> dict[str, Any]:

@@ -216,14 +216,8 @@ def train_command(
             config = replace(config, out_dir=str(out or folder), **run)
         else:
             task_obj = make_task(task, **parse_task_args(task, task_arg or []))
-            values: dict[str, Any] = task_defaults(task)
-            values.update({k: v for k, v in given.items() if v is not None})
-            stress = settings.pop("stress", {})
-            values.update(settings)  # given, so kept even when None (adaptive_threshold=none)
-            if stress:
-                values["stress"] = replace(values.get("stress") or StressConfig(), **stress)
             out_dir = out or Path("runs") / f"pvg-{task}-{formulation}-s{seed}"
-            config = TrainConfig(**values, **chosen, out_dir=str(out_dir), **run)
+            config = _new_config(task, given, settings, {**chosen, **run, "out_dir": str(out_dir)})
         check_training(task_obj, config)
         prepare_out(Path(str(config.out_dir)), resume, overwrite)
         result = train(task_obj, config, resume=resume)
@@ -243,6 +237,19 @@ def train_command(
         echo_json(summary)
         return
     _print_training(summary, result.sound_at)
+
+
+def _new_config(
+    task: str, given: dict[str, Any], settings: dict[str, Any], fixed: dict[str, Any]
+) -> TrainConfig:
+    """A fresh run's settings: the task's defaults, then the options given, then ``--set``."""
+    values: dict[str, Any] = task_defaults(task)
+    values.update({k: v for k, v in given.items() if v is not None})
+    stress = settings.pop("stress", {})
+    values.update(settings)  # given, so kept even when None (adaptive_threshold=none)
+    if stress:
+        values["stress"] = replace(values.get("stress") or StressConfig(), **stress)
+    return TrainConfig(**values, **fixed)
 
 
 def _print_training(summary: dict[str, Any], sound_at: int | None) -> None:
