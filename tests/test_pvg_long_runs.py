@@ -92,3 +92,28 @@ def test_the_committed_long_runs_can_be_resumed_by_this_code():
         pytest.skip("no long runs in this checkout")
     prepare_runs_dir(LONG_RUNS, seeds, PROFILES["long"], ["find-the-plus"],
                      resume=True, overwrite=False)  # fmt: skip
+
+
+def test_the_documented_held_out_figures_are_the_saved_counts_of_each_long_run():
+    """docs/pvg.md's held-out table: each row recomputed from its run's ``run.json``."""
+    import json
+
+    from proofgames.intervals import clopper_pearson_interval, confusion_intervals
+
+    runs = sorted(LONG_RUNS.glob("find-the-plus-pvg-s*/run.json"))
+    if not runs:
+        pytest.skip("no finished long runs in this checkout")
+    doc = (Path(__file__).parent.parent / "docs" / "pvg.md").read_text()
+    for path in runs:
+        run = json.loads(path.read_text())["run"]
+        cells = []
+        for name in ("prover", "messages"):
+            c = run["attacks"][name]
+            lo, hi = confusion_intervals(c["tp"], c["fp"], c["fn"], c["tn"])["precision"]
+            cells.append(f"{c['precision']:.3f} [{lo:.3f}, {hi:.3f}] / {c['recall']:.3f}")
+        e = run["attacks"]["exhaustive"]
+        lo, hi = clopper_pearson_interval(e["tn"], e["tn"] + e["fp"])
+        cells.append(f"{e['specificity']:.3f} [{lo:.3f}, {hi:.3f}]")
+        seed = run["seed"]
+        row = f"| {seed} | step {run['best_step']:,} of {run['steps']:,} | " + " | ".join(cells)
+        assert row in doc, f"seed {seed}: docs/pvg.md lacks {row!r}"
