@@ -117,3 +117,18 @@ def test_the_documented_held_out_figures_are_the_saved_counts_of_each_long_run()
         seed = run["seed"]
         row = f"| {seed} | step {run['best_step']:,} of {run['steps']:,} | " + " | ".join(cells)
         assert row in doc, f"seed {seed}: docs/pvg.md lacks {row!r}"
+
+
+def test_the_committed_extension_runs_can_be_resumed_by_this_code():
+    """``reports/pvg-long-40k`` continues long-run seeds past 20,000 steps across sessions."""
+    from proofgames.pvg._cli_support import resumed_run
+    from proofgames.pvg.checkpoint import load_training_state
+
+    folders = sorted((LONG_RUNS.parent.parent / "pvg-long-40k").glob("find-the-plus-pvg-s*"))
+    if not folders:
+        pytest.skip("no extension runs in this checkout")
+    for folder in folders:
+        assert load_training_state(folder).step >= 20000
+        _, config = resumed_run(folder, "find-the-plus", 40000, [])
+        assert (config.steps, config.batch_size, config.update) == (40000, 256, "alternating")
+        config.validate()
