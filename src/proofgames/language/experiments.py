@@ -157,9 +157,9 @@ def _rate(rows: Sequence[Row], key: str) -> tuple[float, tuple[float, float]]:
 
     An empty batch has rate NaN and the vacuous interval [0, 1].
     """
-    hits = sum(bool(r[key]) for r in rows)
     if not rows:
         return float("nan"), (0.0, 1.0)
+    hits = sum(bool(r[key]) for r in rows)
     return hits / len(rows), wilson_interval(hits, len(rows))
 
 

@@ -173,8 +173,8 @@ def prs(attack: dict[str, Any] | None, intervals: bool = False) -> str:
     if attack is None:
         return "—"
     precision = f"{attack['precision']:.3f}"
-    counts = (attack["tp"], attack["fp"], attack["fn"], attack["tn"]) if intervals else None
-    bounds = confusion_intervals(*counts)["precision"] if counts else None
-    if bounds is not None:
-        precision += f" [{bounds[0]:.3f}, {bounds[1]:.3f}]"
+    if intervals:
+        bounds = confusion_intervals(attack["tp"], attack["fp"], attack["fn"], attack["tn"])
+        if bounds["precision"] is not None:
+            precision += f" [{bounds['precision'][0]:.3f}, {bounds['precision'][1]:.3f}]"
     return f"{precision} / {attack['recall']:.3f} / {attack['specificity']:.3f}"

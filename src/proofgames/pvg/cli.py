@@ -245,9 +245,9 @@ def _new_config(
     """A fresh run's settings: the task's defaults, then the options given, then ``--set``."""
     values: dict[str, Any] = task_defaults(task)
     values.update({k: v for k, v in given.items() if v is not None})
-    stress = settings.pop("stress", {})
-    values.update(settings)  # given, so kept even when None (adaptive_threshold=none)
-    if stress:
+    # --set values were given, so kept even when None (adaptive_threshold=none)
+    values.update({k: v for k, v in settings.items() if k != "stress"})
+    if stress := settings.get("stress"):
         values["stress"] = replace(values.get("stress") or StressConfig(), **stress)
     return TrainConfig(**values, **fixed)
 
