@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from proofgames._errors import MachineFormatError, ProofgamesError
+from proofgames.errors import MachineFormatError, ProofgamesError
 from proofgames.stochastic import StochasticBuilder
 from proofgames.stochastic import machines as machines_module
 from proofgames.stochastic.exact import _unique_rows

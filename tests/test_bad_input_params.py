@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from proofgames._errors import ProofgamesError, ProtocolError
+from proofgames.errors import ProofgamesError, ProtocolError
 from proofgames.stochastic.params import (
     check_params_spec,
     lean_params,

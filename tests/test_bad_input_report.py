@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from proofgames import _readme
-from proofgames._errors import ProofgamesError
+from proofgames.errors import ProofgamesError
 from proofgames.stochastic import report
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from proofgames._errors import MachineFormatError, ProofgamesError
+from proofgames.errors import MachineFormatError, ProofgamesError
 from proofgames.machines import sat as sat_module
 from proofgames.machines.sat import CNF, SatProblem, resolve_sat
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from proofgames._errors import ProtocolError
+from proofgames.errors import ProtocolError
 from proofgames.machines import TuringMachine
 
 MAX_STEPS = 2**63 - 1  # proofgames.machines._engine.MAX_STEPS

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from proofgames._errors import ProtocolError
+from proofgames.errors import ProtocolError
 from proofgames.stochastic.tails import (
     binomial_tail_exact,
     certified_hoeffding,

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from proofgames import isolation, wire
-from proofgames._errors import ProofgamesError, RegistryError
 from proofgames._isolation_child import ChildProcess
+from proofgames.errors import ProofgamesError, RegistryError
 from proofgames.harness import play, resolve_instance
 from proofgames.protocols import get_protocol, protocol_names
 from proofgames.protocols._catalog import Options

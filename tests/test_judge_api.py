@@ -16,7 +16,7 @@ pytest.importorskip("sqlalchemy")
 
 from sqlalchemy import func, select, update
 
-from proofgames._errors import OracleError
+from proofgames.errors import OracleError
 from proofgames.judge.human import HumanJudge, JudgeTimeout
 from proofgames.judge.models import Answer, Assignment, AuditEntry, Question
 from proofgames.judge.transcript import (

@@ -13,7 +13,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 
-from proofgames._errors import ConfigurationError
+from proofgames.errors import ConfigurationError
 from proofgames.judge.db import MIGRATIONS, current_revision, make_engine, migrate
 from proofgames.judge.models import Base
 

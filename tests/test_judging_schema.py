@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from proofgames._errors import OracleError
+from proofgames.errors import OracleError
 from proofgames.judging import Judgement, StepJudge, StepQuestion
 
 

@@ -64,7 +64,7 @@ def test_a_spent_judge_budget_stops_the_run_and_says_so(capsys: pytest.CaptureFi
 def test_a_negative_seed_is_refused_by_the_api_before_any_work(tmp_path) -> None:
     import asyncio
 
-    from proofgames._errors import ProtocolError
+    from proofgames.errors import ProtocolError
     from proofgames.language.experiments import generated_games
     from proofgames.language.report import build_report
 

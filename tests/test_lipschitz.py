@@ -6,8 +6,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from proofgames._errors import OracleError, ProtocolError
 from proofgames._transcript import gates
+from proofgames.errors import OracleError, ProtocolError
 from proofgames.stochastic import StochasticBuilder, StochasticMachine
 from proofgames.stochastic.exact import acceptance_probabilities, transition_graph
 from proofgames.stochastic.lipschitz import (

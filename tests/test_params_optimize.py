@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from proofgames._errors import ProtocolError
 from proofgames.cli import app
+from proofgames.errors import ProtocolError
 from proofgames.stochastic.optimize import DEFAULT_MAX_PROVER_SAMPLES, optimize_params
 from proofgames.stochastic.params import (
     check_params_spec,

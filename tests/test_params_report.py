@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from proofgames._errors import ProofgamesError
+from proofgames.errors import ProofgamesError
 from proofgames.stochastic.hypothesis import hypothesis_lipschitz
 from proofgames.stochastic.machines import make_stochastic_machine
 from proofgames.stochastic.params_report import (

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 import torch.nn.functional as F  # noqa: E402
 
-from proofgames._errors import PVGError  # noqa: E402
+from proofgames.errors import PVGError  # noqa: E402
 from proofgames.pvg import FindThePlus, make_task  # noqa: E402
 from proofgames.pvg.detectors import PLUS_CELLS, detector_gradient  # noqa: E402
 from proofgames.pvg.stability import PointingProver, sound_verifier  # noqa: E402

@@ -88,7 +88,7 @@ def test_plus_alignment_scores_a_resampled_plus_detector_1_at_half_pixel_samples
 
 @pytest.mark.parametrize("args", [{"glimpse": 10}, {"logits": 2}])
 def test_the_hand_set_sound_verifier_refuses_a_geometry_it_is_not_defined_for(args):
-    from proofgames._errors import PVGError
+    from proofgames.errors import PVGError
     from proofgames.pvg.stability import sound_verifier
 
     with pytest.raises(PVGError, match="one pixel apart and one logit"):

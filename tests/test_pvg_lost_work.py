@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
-from proofgames._errors import ProofgamesError  # noqa: E402
+from proofgames.errors import ProofgamesError  # noqa: E402
 from proofgames.pvg import TrainConfig, load_checkpoint, make_task, train  # noqa: E402
 from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.profiles import PROFILES  # noqa: E402

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 import typer  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from proofgames._errors import ProofgamesError  # noqa: E402
+from proofgames.errors import ProofgamesError  # noqa: E402
 from proofgames.pvg import (  # noqa: E402
     StressConfig,
     TrainConfig,

@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
-from proofgames._errors import TrainingStopped  # noqa: E402
+from proofgames.errors import TrainingStopped  # noqa: E402
 from proofgames.pvg import (  # noqa: E402
     StressConfig,
     TrainConfig,

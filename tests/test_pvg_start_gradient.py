@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
-from proofgames._errors import PVGError  # noqa: E402
+from proofgames.errors import PVGError  # noqa: E402
 from proofgames.pvg import FindThePlus  # noqa: E402
 from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.start_gradient import start_gradient  # noqa: E402

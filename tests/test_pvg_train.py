@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
-from proofgames._errors import RegistryError  # noqa: E402
+from proofgames.errors import RegistryError  # noqa: E402
 from proofgames.pvg import (  # noqa: E402
     BinaryErasureChannel,
     StressConfig,

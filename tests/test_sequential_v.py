@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from proofgames._errors import ProtocolError
+from proofgames.errors import ProtocolError
 from proofgames.stochastic.sequential import acceptance_interval, curtailed_queries
 
 

@@ -6,8 +6,8 @@ from typing import Any, Optional
 
 import pytest
 
-from proofgames._errors import RegistryError, SpecError
 from proofgames._registry import Spec, SpecRegistry, parse_spec, parse_strategy
+from proofgames.errors import RegistryError, SpecError
 from proofgames.strategies import make_strategy
 
 

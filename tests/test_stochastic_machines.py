@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from proofgames import BernoulliOracle, OracleLedger
-from proofgames._errors import MachineFormatError, RegistryError
+from proofgames.errors import MachineFormatError, RegistryError
 from proofgames.stochastic import StochasticBuilder, StochasticMachine
 from proofgames.stochastic import machines as machines_module
 from proofgames.stochastic.lipschitz import acceptance_probability, exact_lipschitz

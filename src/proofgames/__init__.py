@@ -1,14 +1,7 @@
 """proofgames: interactive-proof games for AI oversight."""
 
+from . import _moved
 from ._configuration import CheckpointedRun, Configuration, ConfigurationMachine
-from ._errors import (
-    ConfigurationError,
-    MachineFormatError,
-    OracleError,
-    ProofgamesError,
-    ProtocolError,
-    RegistryError,
-)
 from ._oracle import (
     BernoulliOracle,
     FunctionOracle,
@@ -24,8 +17,17 @@ from ._transcript import (
     TranscriptMachine,
     gates,
 )
+from .errors import (
+    ConfigurationError,
+    MachineFormatError,
+    OracleError,
+    ProofgamesError,
+    ProtocolError,
+    RegistryError,
+)
 
 __version__ = "0.1.0"
+_moved.install()
 
 __all__ = [
     "BernoulliOracle",

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from ._errors import ProofgamesError
+from .errors import ProofgamesError
 
 DEFAULT_DB = "proofgames-judge.db"
 DbOption = Annotated[

@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ._errors import ProofgamesError
 from ._jsonout import dumps
+from .errors import ProofgamesError
 
 Protocol = Annotated[
     str,

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ._cli_executors import ExecutorOption, SchedulerOption, sweep_bar
-from ._errors import ProofgamesError
 from ._jsonout import dumps
+from .errors import ProofgamesError
 
 TIER_LABELS = {
     "hoeffding": "Hoeffding counts: covered by the Lean theorem (machine-checked)",

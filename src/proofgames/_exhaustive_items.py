@@ -18,9 +18,9 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
-from ._errors import ProofgamesError
 from ._instances import turing_machine
 from ._store import ResultStore
+from .errors import ProofgamesError
 from .executors import map_items
 from .machines import TableauTranscript, TuringMachine
 

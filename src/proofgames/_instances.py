@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._errors import ProofgamesError
+from .errors import ProofgamesError
 from .machines import TableauTranscript, TuringMachine
 from .machines.examples import get_example
 from .protocols._catalog import Instance

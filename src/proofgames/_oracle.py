@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from ._errors import OracleError
+from .errors import OracleError
 
 PARTIES = ("A", "B", "V")
 

@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ._errors import ProofgamesError
+from .errors import ProofgamesError
 
 
 class ReadmeError(ProofgamesError, ValueError):

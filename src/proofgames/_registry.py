@@ -5,7 +5,7 @@ value by the annotation of the factory's parameter (``int``, ``float``, ``bool``
 or ``X | None``), binds them, calls the factory and returns what it built together with a
 :class:`Spec`: the name and every argument, defaults applied, so a record says exactly
 what was built.  Nothing is guessed or truncated: ``votes=2.5`` for an ``int`` parameter,
-an unknown key, or ``nan`` for a ``float`` is a :class:`~proofgames._errors.SpecError`
+an unknown key, or ``nan`` for a ``float`` is a :class:`~proofgames.errors.SpecError`
 naming the key.
 
 Strategies are registered here too, under ``(protocol, role, name)``. The player a
@@ -25,7 +25,7 @@ Example:
     >>> coins.make("coin:flips=2.5")
     Traceback (most recent call last):
     ...
-    proofgames._errors.SpecError: bad arguments for coin 'coin': flips must be int, got '2.5'
+    proofgames.errors.SpecError: bad arguments for coin 'coin': flips must be int, got '2.5'
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ._errors import RegistryError, SpecError
 from ._spec import Parameter, format_value, parse_pairs, parse_spec, spec_parameters
+from .errors import RegistryError, SpecError
 
 __all__ = [
     "NameRegistry",
@@ -135,7 +135,7 @@ class SpecRegistry(NameRegistry[Callable[..., Built]]):
 
     Every parameter of a factory must be annotated ``int``, ``float``, ``bool``, ``str``
     or ``X | None`` (checked when it is added). Errors are
-    :class:`~proofgames._errors.SpecError`, both a ``RegistryError`` and a ``ValueError``.
+    :class:`~proofgames.errors.SpecError`, both a ``RegistryError`` and a ``ValueError``.
 
     Args:
         what: what the factories build, for error messages (e.g. ``"PVG task"``).

@@ -6,12 +6,12 @@ Example:
     >>> check_seed(None, optional=False)
     Traceback (most recent call last):
     ...
-    proofgames._errors.ProtocolError: seed must be a non-negative integer, got None
+    proofgames.errors.ProtocolError: seed must be a non-negative integer, got None
 """
 
 from __future__ import annotations
 
-from ._errors import ProtocolError
+from .errors import ProtocolError
 
 __all__ = ["check_seed"]
 

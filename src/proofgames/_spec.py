@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ._errors import SpecError
+from .errors import SpecError
 
 __all__ = ["Parameter", "format_value", "parse_pairs", "parse_spec", "spec_parameters"]
 

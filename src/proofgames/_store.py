@@ -23,8 +23,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ._errors import ProofgamesError
 from ._jsonout import dumps, plain
+from .errors import ProofgamesError
 
 
 class StoreError(ProofgamesError, ValueError):

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._errors import MachineFormatError, OracleError
 from ._oracle import OracleView
+from .errors import MachineFormatError, OracleError
 
 IntArray = NDArray[np.int64]
 StepFn = Callable[[IntArray], IntArray]

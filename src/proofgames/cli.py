@@ -20,8 +20,8 @@ from ._cli_judge import register as register_judge
 from ._cli_language import register as register_language
 from ._cli_params import register as register_params
 from ._cli_stochastic import register as register_stochastic
-from ._errors import ProofgamesError
 from ._jsonout import dumps
+from .errors import ProofgamesError
 from .machines.examples import example_names, get_example
 from .protocols import Outcome, get_protocol, protocol_names
 from .strategies import strategy_description, strategy_names

@@ -43,8 +43,8 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from ._errors import ProofgamesError
 from ._store import ResultStore
+from .errors import ProofgamesError
 
 __all__ = [
     "EXECUTORS",

@@ -42,9 +42,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._configuration import Configuration
-from ._errors import ProtocolError
 from ._oracle import Oracle, OracleLedger, OracleView
 from ._transcript import IntArray, TranscriptMachine
+from .errors import ProtocolError
 from .machines.turing import TuringMachine
 from .protocols.bisection import FIRST, SECOND, BisectionState, recurse
 

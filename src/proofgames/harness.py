@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import ProofgamesError
+from .errors import ProofgamesError
 from .protocols import Batch, Outcome, get_protocol, protocol_names
 from .protocols._catalog import Instance, Options, ProtocolInfo
 from .protocols._lockstep import ForfeitLog

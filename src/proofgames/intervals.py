@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from ._errors import ProtocolError
+from .errors import ProtocolError
 
 __all__ = ["clopper_pearson_interval", "confusion_intervals", "wilson_interval"]
 

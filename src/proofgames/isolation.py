@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 
 from . import wire
-from ._errors import ProofgamesError
 from ._isolation_child import ChildFailed, ChildProcess
 from ._registry import StrategySpec
+from .errors import ProofgamesError
 from .protocols._catalog import Instance, Options
 from .protocols._common import describe_exception
 from .protocols._lockstep import Round

@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
-from ._errors import OracleError
+from .errors import OracleError
 
 DEFAULT_PROMPT = "Does this step follow from the inputs shown?"
 MAX_TEXT_CHARS = 20_000

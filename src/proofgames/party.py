@@ -27,8 +27,8 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from . import wire
-from ._errors import ProtocolError
 from ._oracle import OracleLedger
+from .errors import ProtocolError
 from .harness import resolve_instance
 from .isolation import ROLE_METHODS
 from .protocols import get_protocol

@@ -22,7 +22,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
-from .._errors import OracleError
+from ..errors import OracleError
 from ..judging import StepQuestion
 from . import accounts, export, service
 from .errors import BadInput

@@ -32,7 +32,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
-from .._errors import ConfigurationError
+from ..errors import ConfigurationError
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 

@@ -8,7 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from .._errors import ProofgamesError
+from ..errors import ProofgamesError
 
 
 class JudgeError(ProofgamesError):

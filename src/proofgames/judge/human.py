@@ -31,7 +31,7 @@ from typing import Any
 
 import httpx
 
-from .._errors import OracleError
+from ..errors import OracleError
 from ..judging import JudgeKind, Judgement, StepQuestion
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .._errors import OracleError, ProofgamesError
+from ..errors import OracleError, ProofgamesError
 from ..judging import Judgement, StepJudge, StepQuestion
 
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import ProtocolError
 from .._seeds import check_seed
+from ..errors import ProtocolError
 from ..intervals import wilson_interval
 from ..judging import StepJudge
 from ..stochastic.optimize import optimize_params

@@ -33,7 +33,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._errors import ProtocolError
+from ..errors import ProtocolError
 from ..judging import StepQuestion
 from ..stochastic.params import StochasticParams
 from .costs import DebateCosts, JudgeLedger

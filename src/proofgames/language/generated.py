@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._errors import ProtocolError
+from ..errors import ProtocolError
 from .transcript import MAX_STEPS, ArgumentStep, StepTranscript
 
 MIN_STEPS = 2

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._errors import ProofgamesError
+from ..errors import ProofgamesError
 from .parsers import parse_gsm8k
 from .transcript import StepTranscript, TranscriptFormatError
 

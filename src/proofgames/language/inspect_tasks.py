@@ -31,7 +31,7 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from proofgames._errors import ProtocolError
+from proofgames.errors import ProtocolError
 from proofgames.language.costs import JudgeLedger
 from proofgames.language.experiments import PROTOCOLS, make_judge, play
 from proofgames.language.generated import generate_chain

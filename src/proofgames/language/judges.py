@@ -31,7 +31,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._errors import OracleError
+from ..errors import OracleError
 from ..judging import JudgeKind, Judgement, StepQuestion
 from .parsers import ANNOTATION
 from .transcript import as_number, numbers_in, question_tokens, whole_layout

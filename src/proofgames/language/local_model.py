@@ -39,7 +39,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from .._errors import ProofgamesError
+from ..errors import ProofgamesError
 
 GEMMA = "gemma3-270m"
 CACHE = Path.home() / ".cache" / "proofgames"

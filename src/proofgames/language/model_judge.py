@@ -24,7 +24,7 @@ import math
 
 from inspect_ai.model import GenerateConfig, Model, ModelOutput, get_model
 
-from .._errors import OracleError
+from ..errors import OracleError
 from ..judging import JudgeKind, Judgement, StepQuestion
 from .transcript import question_tokens
 

@@ -30,7 +30,7 @@ Example:
 
 from __future__ import annotations
 
-from .._errors import OracleError
+from ..errors import OracleError
 from ..judging import StepQuestion
 from ._moves import Forfeit, LanguageOutcome, as_index, as_step, as_transcript, move
 from .costs import BudgetExhausted, DebateCosts, JudgeLedger

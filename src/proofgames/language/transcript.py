@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .._errors import ProofgamesError
+from ..errors import ProofgamesError
 from ..judging import DEFAULT_PROMPT, MAX_TEXT_CHARS, StepQuestion
 
 WHOLE_PROMPT = "Does every step of this argument follow, so that its final answer is right?"

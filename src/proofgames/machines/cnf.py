@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import MachineFormatError
 from .._transcript import IntArray
+from ..errors import MachineFormatError
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import ConfigurationError, MachineFormatError, RegistryError
 from .._transcript import ExplicitTranscriptMachine, IntArray, StepFn, TranscriptBuilder, gates
+from ..errors import ConfigurationError, MachineFormatError, RegistryError
 from .cnf import (
     _GAVE_UP,
     CNF,

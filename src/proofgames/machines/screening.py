@@ -41,9 +41,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._errors import MachineFormatError
 from .._oracle import FunctionOracle, TableOracle
 from .._transcript import ExplicitTranscriptMachine, IntArray, TranscriptBuilder
+from ..errors import MachineFormatError
 from .examples import Example, register_example
 from .turing import TuringMachine
 

@@ -27,9 +27,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._configuration import Configuration
-from .._errors import MachineFormatError, ProtocolError
 from .._oracle import OracleView
 from .._transcript import IntArray, TranscriptMachine
+from ..errors import MachineFormatError, ProtocolError
 from .turing import TuringMachine
 
 

@@ -37,8 +37,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .._configuration import Configuration, ConfigurationMachine
-from .._errors import ConfigurationError, MachineFormatError, ProtocolError
 from .._oracle import OracleView
+from ..errors import ConfigurationError, MachineFormatError, ProtocolError
 from ._engine import MAX_STEPS, STATUS_DONE, STATUS_EDGE, STATUS_STOP, run_kernel, span_kernel
 
 _LETTERS = string.ascii_uppercase
@@ -51,7 +51,7 @@ def check_steps(steps: object, what: str = "steps T") -> int:
         >>> check_steps(2**64)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        proofgames._errors.ProtocolError: steps T = 18446744073709551616 is beyond ... 2^63 - 1 ...
+        proofgames.errors.ProtocolError: steps T = 18446744073709551616 is beyond ... 2^63 - 1 ...
     """
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
         raise ProtocolError(f"{what} must be an integer, got {type(steps).__name__} {steps!r}")

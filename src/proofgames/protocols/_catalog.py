@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import ProtocolError
 from .._oracle import Oracle
 from .._registry import NameRegistry
+from ..errors import ProtocolError
 from ._batch import Batch
 from ._common import Outcome
 

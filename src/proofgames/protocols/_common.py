@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .._errors import ProofgamesError
 from .._oracle import PARTIES, Oracle, OracleLedger, OracleView
 from .._registry import StrategySpec
 from .._seeds import check_seed
+from ..errors import ProofgamesError
 from ..wire import Malformed
 
 T = TypeVar("T")

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._errors import ProtocolError
 from .._oracle import OracleView
 from .._transcript import IntArray
+from ..errors import ProtocolError
 from ..stochastic.model import FloatArray, StochasticMachine
 from ..stochastic.params import StochasticParams
 from ..wire import Malformed, as_int

@@ -40,8 +40,8 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from .._configuration import Configuration, ConfigurationMachine
-from .._errors import ProtocolError
 from .._oracle import Oracle
+from ..errors import ProtocolError
 from ..wire import as_choice, as_configuration
 from ._catalog import Defaults, Instance, Options, ProtocolInfo, refuse_params, register_protocol
 from ._common import Debate, Forfeit, GameContext, Outcome

@@ -32,9 +32,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .._errors import ProtocolError
 from .._oracle import Oracle
 from .._transcript import IntArray, TranscriptMachine
+from ..errors import ProtocolError
 from ..wire import Malformed, as_int, as_int_array, as_positions
 from ._catalog import Defaults, Instance, Options, ProtocolInfo, refuse_params, register_protocol
 from ._common import Debate, Forfeit, GameContext, Outcome

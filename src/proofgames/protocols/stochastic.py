@@ -46,9 +46,9 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from .._errors import ProtocolError
 from .._oracle import PARTIES, Oracle, OracleLedger
 from .._transcript import IntArray
+from ..errors import ProtocolError
 from ..stochastic.model import FloatArray, StochasticMachine
 from ..stochastic.params import EXTERNAL, StochasticParams
 from ..wire import as_bool_array, as_float_array

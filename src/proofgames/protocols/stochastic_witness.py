@@ -31,9 +31,9 @@ from typing import Protocol
 
 import numpy as np
 
-from .._errors import ProtocolError
 from .._oracle import PARTIES
 from .._registry import make_strategy
+from ..errors import ProtocolError
 from ..stochastic.model import StochasticMachine
 from ..stochastic.params import StochasticParams, check_params_spec, resolve_params
 from ..stochastic.problems import PanelChoice

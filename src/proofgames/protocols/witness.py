@@ -40,9 +40,9 @@ from typing import Protocol
 
 import numpy as np
 
-from .._errors import ProtocolError
 from .._oracle import Oracle
 from .._transcript import TranscriptMachine
+from ..errors import ProtocolError
 from ..wire import Malformed, as_bytes
 from ._catalog import Defaults, Instance, Options, ProtocolInfo, refuse_params, register_protocol
 from ._common import Debate, Forfeit, GameContext, Outcome

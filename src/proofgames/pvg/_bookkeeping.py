@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._errors import PVGError
+from ..errors import PVGError
 from ._files import json_text, write_text
 from ._game import Game
 from .checkpoint import TrainingState, save_training_state

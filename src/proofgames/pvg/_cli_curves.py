@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .._errors import ProofgamesError, PVGError
+from ..errors import ProofgamesError, PVGError
 from ._bookkeeping import METRICS_FILE, logged_rows
 from ._cli_support import Json, echo_json, fail
 from ._figures import plot_learning

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .._errors import ProofgamesError, TrainingStopped
+from ..errors import ProofgamesError, TrainingStopped
 from ._cli_support import (
     Device,
     Json,

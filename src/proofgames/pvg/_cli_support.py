@@ -1,7 +1,7 @@
 """What the ``proofgames pvg`` commands share: options, the one error path, checks.
 
 Private to :mod:`proofgames.pvg.cli`. Every user error reaches the commands as a
-:class:`~proofgames._errors.ProofgamesError`; :func:`fail` prints its one-line message to
+:class:`~proofgames.errors.ProofgamesError`; :func:`fail` prints its one-line message to
 stderr and exits with status 2.
 """
 
@@ -16,8 +16,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from .._errors import ProofgamesError, PVGError
 from .._spec import Parameter, parse_pairs, spec_parameters
+from ..errors import ProofgamesError, PVGError
 from ._bookkeeping import logged_rows
 from ._files import check_file_to_write, check_folder, json_text, remove_run, run_files
 from ._memory import DEFAULT_MAX_MEMORY_GB

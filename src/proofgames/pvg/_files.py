@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .._errors import PVGError
+from ..errors import PVGError
 
 #: What a training run (``pvg train``, or one run of ``pvg reproduce``) writes in its folder.
 RUN_FILES = (

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .._errors import PVGError
+from ..errors import PVGError
 from .checkpoint import TrainingState, first_line
 from .config import TrainConfig
 from .stress import ExhaustiveMessages, Metrics

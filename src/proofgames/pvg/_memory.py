@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .._errors import PVGError
+from ..errors import PVGError
 from .task import PVGTask
 
 #: Estimated memory (in GB, 10^9 bytes) a batch may take unless the limit is raised.

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .._errors import PVGError
+from ..errors import PVGError
 from ._memory import check_limit
 from ._saved_runs import check_bec, check_run, earlier_results, refuse_mixing, remove_results
 from .bec import BinaryErasureChannel

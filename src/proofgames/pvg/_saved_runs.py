@@ -16,7 +16,7 @@ from typing import Any
 
 from torch import nn
 
-from .._errors import PVGError
+from ..errors import PVGError
 from ._bookkeeping import changed_settings, check_resumable, logged_rows
 from ._files import read_json, remove_run, run_files
 from .checkpoint import STATE_FILE, load_checkpoint, load_training_state

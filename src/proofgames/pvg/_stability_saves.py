@@ -14,7 +14,7 @@ from typing import Any
 
 from torch import nn
 
-from .._errors import PVGError
+from ..errors import PVGError
 from ._bookkeeping import METRICS_FILE
 from .checkpoint import STATE_FILE, load_run_agents, load_training_state
 from .find_the_plus import FindThePlus

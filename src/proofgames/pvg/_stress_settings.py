@@ -11,7 +11,7 @@ from typing import Any
 
 from torch import Tensor
 
-from .._errors import PVGError
+from ..errors import PVGError
 from ..intervals import confusion_intervals
 
 #: Where the prover attack starts: a copy of the trained prover (the paper's) or afresh.

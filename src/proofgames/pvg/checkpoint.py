@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .._errors import ProofgamesError, PVGError
+from ..errors import ProofgamesError, PVGError
 from ._files import MissingFileError, save_with, write_json
 from .config import TrainConfig, resolve_device
 from .registry import make_task

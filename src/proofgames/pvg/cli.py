@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 
 from .._cli_executors import ExecutorOption, SchedulerOption, sweep_bar
-from .._errors import ProofgamesError
+from ..errors import ProofgamesError
 from ._cli_curves import curves_command
 from ._cli_diagnose import diagnose_command
 from ._cli_stability import stability_command, start_gradient_command

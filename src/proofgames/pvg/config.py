@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from .._errors import PVGError
+from ..errors import PVGError
 from ._memory import DEFAULT_MAX_MEMORY_GB, check_limit
 from ._stress_settings import check_seeds
 from .stress import ALL_ATTACKS, ATTACKS, StressConfig, at_least_zero, positive

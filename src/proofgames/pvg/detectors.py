@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from .._errors import PVGError
+from ..errors import PVGError
 from .find_the_plus import PLUS_OFFSETS, PlusVerifier, plus_mask
 from .message_search import ExhaustiveSearch, search_messages
 from .plus_verifier import pixel_to_shift

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from .._errors import PVGError
+from ..errors import PVGError
 from ._memory import DEFAULT_MAX_MEMORY_GB, check_memory
 from ._stress_settings import check_seeds
 from .detectors import (

@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .._errors import PVGError
+from ..errors import PVGError
 from .message_search import lattice_shifts, search_messages
 from .plus_verifier import PlusVerifier, pixel_to_shift, shift_to_pixel
 from .task import ProverOutput, PVGTask, check_arguments

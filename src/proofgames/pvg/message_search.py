@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from .._errors import PVGError
+from ..errors import PVGError
 from .plus_verifier import PlusVerifier, pixel_to_shift
 
 __all__ = ["ExhaustiveSearch", "head_scores", "lattice_shifts", "search_messages"]

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .._errors import PVGError
+from ..errors import PVGError
 from .task import ProverOutput, PVGTask, check_arguments, layer_norm_mlp, one_hot_message
 
 

@@ -18,8 +18,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .._errors import PVGError
 from .._readme import replace_block
+from ..errors import PVGError
 from ._figures import plot_bec_dynamics, plot_formulations, plot_gaze, plot_learning
 from ._files import atomic_path, read_json, write_bytes, write_json, write_text
 from ._report_heads import attack_anatomy_section, ftp_runs, gaze_source, prs

@@ -44,7 +44,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .._errors import PVGError
+from ..errors import PVGError
 from ..executors import make_executor, map_items
 from ._files import write_json
 from ._memory import DEFAULT_MAX_MEMORY_GB

@@ -35,7 +35,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from .._errors import PVGError
+from ..errors import PVGError
 from ._stability_report import plot_stability, stability_table
 from ._stability_saves import Game, carried_rows, checked_run, run_name, trained_start
 from ._stress_settings import check_seeds

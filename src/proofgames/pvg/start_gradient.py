@@ -33,7 +33,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from .._errors import PVGError
+from ..errors import PVGError
 from ._stress_settings import check_seeds
 from .find_the_plus import FindThePlus, plus_mask
 from .registry import task_defaults

@@ -57,7 +57,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .._errors import PVGError
+from ..errors import PVGError
 from ._memory import DEFAULT_MAX_MEMORY_GB, check_memory, lbfgs_bytes
 from ._stress_settings import PROVER_ATTACKS as PROVER_ATTACKS
 from ._stress_settings import AttackResult as AttackResult

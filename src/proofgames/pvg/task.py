@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .._errors import PVGError
+from ..errors import PVGError
 
 
 @dataclass

@@ -53,7 +53,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from torch import nn
 
-from .._errors import PVGError, TrainingStopped
+from ..errors import PVGError, TrainingStopped
 from ._bookkeeping import (
     RESUMABLE_CHANGES,
     RunRecord,

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import MachineFormatError
 from .._transcript import IntArray, gates
+from ..errors import MachineFormatError
 from .lipschitz import secant_from_derivative, tail_lipschitz, univariate_lipschitz
 from .model import FloatArray, StochasticBuilder
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .._errors import ProtocolError
+from ..errors import ProtocolError
 from .model import FloatArray
 
 TAIL = 1e-18

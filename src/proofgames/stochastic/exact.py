@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._errors import MachineFormatError, OracleError, ProtocolError
+from ..errors import MachineFormatError, OracleError, ProtocolError
 from .model import StochasticMachine
 
 IntArray = NDArray[np.int64]

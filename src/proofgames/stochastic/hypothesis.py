@@ -53,7 +53,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .._errors import ProtocolError
+from ..errors import ProtocolError
 from ._sweep_kernel import flatten, sweep_kernel
 from .exact import MAX_STATES, FloatArray, IntArray, _unique_rows
 from .lipschitz import LipschitzBounds, require_lipschitz

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.polynomial import Chebyshev
 
-from .._errors import ProtocolError
+from ..errors import ProtocolError
 from .exact import (
     MAX_STATES,
     FloatArray,

@@ -36,9 +36,9 @@ from typing import TypeVar
 
 import numpy as np
 
-from .._errors import MachineFormatError
 from .._registry import SpecRegistry
 from .._transcript import IntArray, gates
+from ..errors import MachineFormatError
 from ._machine_parts import (
     _INTERPOLATE_UP_TO,
     _const,

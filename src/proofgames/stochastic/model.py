@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._errors import MachineFormatError, OracleError
 from .._oracle import OracleView
 from .._transcript import ExplicitTranscriptMachine, IntArray, StepFn, TranscriptMachine
+from ..errors import MachineFormatError, OracleError
 
 FloatArray = NDArray[np.float64]
 QueryIdFn = Callable[[IntArray], IntArray]

@@ -30,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import ProofgamesError, ProtocolError
 from .._jsonout import dumps
 from .._readme import write_atomic
 from .._seeds import check_seed
 from .._store import ResultStore
+from ..errors import ProofgamesError, ProtocolError
 from ..executors import InlineExecutor, make_executor, map_items
 from ..intervals import clopper_pearson_interval, wilson_interval
 from ._chunks import Tally, run_chunk
@@ -255,7 +255,7 @@ def check_cells(
         >>> check_cells([Cell("single-query:p=0.8", "lean", 1, "honest", "nobody")], debates=9)
         Traceback (most recent call last):
         ...
-        proofgames._errors.RegistryError: ...
+        proofgames.errors.RegistryError: ...
     """
     _check(debates, seed, interval)
     for c in _built(cells, max_steps):

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from .._errors import ProtocolError
+from ..errors import ProtocolError
 from ._verdicts import TAIL, Check, breakpoints, pass_probability, support
 from .model import FloatArray, StochasticMachine
 from .params import EXTERNAL, StochasticParams

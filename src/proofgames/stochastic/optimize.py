@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import ProtocolError
+from ..errors import ProtocolError
 from .params import PRESETS, StochasticParams, _check_k_t, _real, lean_params
 from .tails import EXACT_LABEL, HOEFFDING_LABEL, SCAN_LIMIT
 

@@ -41,7 +41,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .._errors import ProtocolError
+from ..errors import ProtocolError
 
 SHARED, EXTERNAL = "shared", "external"
 

@@ -38,9 +38,9 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from .._errors import ProofgamesError
 from .._readme import check_block, replace_block, write_atomic
 from .._seeds import check_seed
+from ..errors import ProofgamesError
 from ..executors import map_items
 from ._report_text import table
 from .hypothesis import guarantee, machine_params

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .._errors import ProtocolError
+from ..errors import ProtocolError
 from .machines import make_stochastic_machine
 from .model import StochasticMachine
 

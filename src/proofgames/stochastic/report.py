@@ -38,9 +38,9 @@ from typing import Any
 
 from matplotlib.figure import Figure  # the object API: importing this sets no backend
 
-from .._errors import ProofgamesError
 from .._readme import check_block, replace_block, write_atomic
 from .._seeds import check_seed
+from ..errors import ProofgamesError
 from ..strategies import strategy_names
 from ._report_text import Sections, report_markdown, summary_markdown
 from .hypothesis import (

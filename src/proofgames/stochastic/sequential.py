@@ -35,7 +35,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._errors import ProtocolError
+from ..errors import ProtocolError
 
 
 @dataclass(frozen=True)

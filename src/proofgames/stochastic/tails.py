@@ -53,7 +53,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .._errors import ProtocolError
+from ..errors import ProtocolError
 
 EXACT_LABEL = "exact binomial tail, not machine-checked"
 """How the exact-tail tier is labelled wherever a count of it is shown."""

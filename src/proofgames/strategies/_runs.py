@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._configuration import CheckpointedRun, Configuration
-from .._errors import ProtocolError, SpecError
 from .._oracle import OracleView
+from ..errors import ProtocolError, SpecError
 from ..machines.turing import TuringMachine
 
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import ProtocolError, SpecError
 from .._registry import Player, register_strategy
 from .._transcript import IntArray
+from ..errors import ProtocolError, SpecError
 from ..protocols.stochastic import BoolArray, Round, StochasticA, StochasticB
 from ..stochastic.model import FloatArray
 from ..stochastic.optimal import (

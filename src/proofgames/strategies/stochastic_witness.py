@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import SpecError
 from .._registry import Player, check_instance, make_strategy, register_strategy, strategy_names
+from ..errors import SpecError
 from ..protocols.stochastic import Round, StochasticA
 from ._runs import require_range
 

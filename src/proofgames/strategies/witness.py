@@ -16,9 +16,9 @@ Prover B names a step, exactly as in cross-examination: ``honest``, ``random``, 
 
 from __future__ import annotations
 
-from .._errors import ProtocolError
 from .._registry import Player, register_strategy
 from .._transcript import IntArray
+from ..errors import ProtocolError
 from ..protocols._common import GameContext
 from ..protocols.witness import WitnessA
 from . import cross_examination as cx

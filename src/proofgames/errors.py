@@ -1,4 +1,4 @@
-"""Exceptions raised by proofgames.
+"""Exceptions raised by proofgames (public: ``from proofgames.errors import ProofgamesError``).
 
 Every error names the offending input; nothing is silently corrected.
 """
