@@ -6,6 +6,8 @@ runs the judge's migration scripts itself (importing ``env.py`` outside Alembic 
 
 import importlib.util
 
+# Every module of proofgames.pvg, its subpackages (tasks/, find_the_plus/, ...) included:
+# pytest matches these globs with fnmatch, whose * also matches "/".
 collect_ignore_glob = [] if importlib.util.find_spec("torch") else ["src/proofgames/pvg/*"]
 if not importlib.util.find_spec("inspect_ai"):  # the 'language' extra
     collect_ignore_glob += [

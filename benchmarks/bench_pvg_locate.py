@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from _publish import measured_with_torch, publish
 from torch import nn
 
-from proofgames.pvg.find_the_plus import FindThePlus, plus_centres
+from proofgames.pvg.tasks.find_the_plus import FindThePlus, plus_centres
 
 
 def locate(pool: int, steps: int, every: int, seed: int) -> dict:

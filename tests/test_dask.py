@@ -95,7 +95,7 @@ def test_a_worker_killed_mid_sweep_loses_nothing(cluster, tmp_path):
 def test_the_cli_shows_one_bar_and_the_dashboard_on_a_terminal_only(tmp_path: Path, monkeypatch):
     """``estimate --executor dask``: the local numbers; on a terminal the bar and the
     dashboard's address, in a pipe nothing at all on stderr (no Dask logs either)."""
-    from .test_progress_terminal import run
+    from .cli.test_progress_terminal import run
 
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     args = ["estimate", "-m", "majority:n=3,p=0.62", "--debates", "2000", "--chunk", "500",
@@ -131,10 +131,10 @@ def test_a_pvg_seed_continues_from_its_state_on_whichever_worker_picks_it_up(
     from dataclasses import replace
 
     from proofgames.executors import map_items
-    from proofgames.pvg._saved_runs import RUN_FILE
     from proofgames.pvg.checkpoint import STATE_FILE
-    from proofgames.pvg.profiles import PROFILES
-    from proofgames.pvg.reproduce import _ftp_seed, reproduce, seed_jobs
+    from proofgames.pvg.reproduce._saved_runs import RUN_FILE
+    from proofgames.pvg.reproduce.profiles import PROFILES
+    from proofgames.pvg.reproduce.reproduce import _ftp_seed, reproduce, seed_jobs
 
     smoke = PROFILES["smoke"]  # FindThePlus: 6 PVG steps
     cut_short = replace(smoke, ftp=tuple({**dict(smoke.ftp), "steps": 3}.items()))

@@ -16,13 +16,15 @@ Example:
     True
     >>> "proofgames.intervals" in str(caught[0].message)
     True
+    >>> old.__spec__.name
+    'proofgames.intervals'
+
     >>> del MOVED["proofgames._moved_example"]
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import warnings
@@ -30,14 +32,28 @@ from collections.abc import Sequence
 from types import ModuleType
 
 #: ``{old dotted name: new dotted name}`` of every module that moved in this release.
-MOVED: dict[str, str] = {}
+MOVED: dict[str, str] = {
+    # proofgames.pvg (proofgames.pvg.find_the_plus and proofgames.pvg.reproduce, once
+    # modules, are packages now: they keep their old public names themselves)
+    "proofgames.pvg.bec": "proofgames.pvg.tasks.bec",
+    "proofgames.pvg.needle": "proofgames.pvg.tasks.needle",
+    "proofgames.pvg.plus_verifier": "proofgames.pvg.tasks.plus_verifier",
+    "proofgames.pvg.detectors": "proofgames.pvg.find_the_plus.detectors",
+    "proofgames.pvg.diagnostics": "proofgames.pvg.find_the_plus.diagnostics",
+    "proofgames.pvg.message_search": "proofgames.pvg.find_the_plus.message_search",
+    "proofgames.pvg.stability": "proofgames.pvg.find_the_plus.stability",
+    "proofgames.pvg.start_gradient": "proofgames.pvg.find_the_plus.start_gradient",
+    "proofgames.pvg.profiles": "proofgames.pvg.reproduce.profiles",
+    "proofgames.pvg.report": "proofgames.pvg.reproduce.report",
+}
 
 
-class _Alias(importlib.abc.Loader):
+class _Alias:
     """Loads an old name as the module now at the new one."""
 
     def __init__(self, new: str) -> None:
         self.new = new
+        self._spec: object = None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         warnings.warn(
@@ -45,13 +61,16 @@ class _Alias(importlib.abc.Loader):
             DeprecationWarning,
             stacklevel=2,
         )
-        return importlib.import_module(self.new)
+        module = importlib.import_module(self.new)
+        self._spec = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """Nothing to run: the module was executed under its new name."""
+        """Nothing to run (the module ran under its new name); keep its own spec."""
+        module.__spec__ = self._spec  # type: ignore[assignment]
 
 
-class _MovedFinder(importlib.abc.MetaPathFinder):
+class _MovedFinder:
     """Finds the old names listed in :data:`MOVED` (and nothing else)."""
 
     def find_spec(
@@ -63,7 +82,7 @@ class _MovedFinder(importlib.abc.MetaPathFinder):
         new = MOVED.get(fullname)
         if new is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, _Alias(new))
+        return importlib.machinery.ModuleSpec(fullname, _Alias(new))  # type: ignore[arg-type]
 
 
 def install() -> None:

@@ -1,5 +1,18 @@
 """Prover-Verifier Games (Anil, Zhang, Wu, Grosse 2021) in PyTorch (optional extra ``pvg``).
 
+Where each part lives (everything below is also exported from here):
+
+* the engine, at this level: the task interface (:mod:`~proofgames.pvg.task`) and
+  registry (:mod:`~proofgames.pvg.registry`), the game and training loop
+  (:mod:`~proofgames.pvg.train`, :mod:`~proofgames.pvg.config`), stress tests
+  (:mod:`~proofgames.pvg.stress`) and checkpoints (:mod:`~proofgames.pvg.checkpoint`);
+* :mod:`proofgames.pvg.tasks`: BEC, FindThePlus and FindTheNeedle, one file each;
+* :mod:`proofgames.pvg.find_the_plus`: the research on FindThePlus (exact message
+  search, detectors, diagnostics, stability from a sound start, start gradient);
+* :mod:`proofgames.pvg.reproduce`: the reproduction of the paper, its profiles, report
+  and figures;
+* :mod:`proofgames.pvg.cli`: the ``proofgames pvg`` commands.
+
 Example:
     >>> from proofgames.pvg import TrainConfig, make_task, train
     >>> task = make_task("bec")
@@ -8,7 +21,6 @@ Example:
     (3, ['erasure_fraction', 'fn', 'fp'])
 """
 
-from .bec import BECProver, BECVerifier, BinaryErasureChannel
 from .checkpoint import (
     Checkpoint,
     TrainingState,
@@ -17,13 +29,11 @@ from .checkpoint import (
     load_training_state,
     save_checkpoint,
 )
-from .find_the_plus import FindThePlus, PlusProver, PlusVerifier
-from .message_search import ExhaustiveSearch, search_messages
-from .needle import FindTheNeedle
-from .profiles import PROFILES, Profile
+from .find_the_plus.message_search import ExhaustiveSearch, search_messages
 from .registry import make_task, parse_task_args, register_task, task_defaults, task_names
-from .report import write_report
-from .reproduce import reproduce
+from .reproduce.profiles import PROFILES, Profile
+from .reproduce.report import write_report
+from .reproduce.reproduce import reproduce
 from .stress import (
     ALL_ATTACKS,
     ATTACKS,
@@ -36,6 +46,9 @@ from .stress import (
     supported_attacks,
 )
 from .task import ProverOutput, PVGTask
+from .tasks.bec import BECProver, BECVerifier, BinaryErasureChannel
+from .tasks.find_the_plus import FindThePlus, PlusProver, PlusVerifier
+from .tasks.needle import FindTheNeedle
 from .train import (
     FORMULATIONS,
     RESUMABLE_CHANGES,

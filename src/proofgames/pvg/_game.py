@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -16,17 +16,8 @@ from torch import Tensor, nn
 from ..errors import PVGError
 from .checkpoint import TrainingState, first_line
 from .config import TrainConfig
-from .stress import ExhaustiveMessages, Metrics
-from .task import ProverOutput, PVGTask
-
-
-@runtime_checkable
-class ClosedFormResponse(Protocol):
-    """A task that knows the verifier's exact best response to a prover (BEC)."""
-
-    def best_response_prover_loss(self, prover: nn.Module, label_smoothing: float) -> Tensor:
-        """The prover's loss against the best-responding verifier, differentiable."""
-        ...
+from .stress import Metrics
+from .task import ClosedFormResponse, ExhaustiveMessages, ProverOutput, PVGTask
 
 
 def verifier_optimizer(verifier: nn.Module, config: TrainConfig) -> torch.optim.Adam:

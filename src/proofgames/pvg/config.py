@@ -68,9 +68,9 @@ class TrainConfig:
         aux_weight: weight of the prover's auxiliary losses during the game.
         best_response: how the leader sees the follower. Prover-first:
             ``"closed-form"`` uses the verifier's exact best response (needs a task with
-            :class:`~proofgames.pvg.train.ClosedFormResponse`, BEC); verifier-first:
+            :class:`~proofgames.pvg.task.ClosedFormResponse`, BEC); verifier-first:
             ``"closed-form"`` trains the verifier against the prover's exact best
-            response (needs a task with :class:`~proofgames.pvg.stress.ExhaustiveMessages`:
+            response (needs a task with :class:`~proofgames.pvg.task.ExhaustiveMessages`:
             FindThePlus, FindTheNeedle).
             ``"trained"`` uses the trained follower network; ``"auto"`` the exact
             response when the task has one. Ignored by the other formulations.

@@ -1,11 +1,11 @@
 """Prover-Verifier Game tasks by name, with the training settings the paper used for each.
 
-``"bec"`` is the Binary Erasure Channel (:mod:`proofgames.pvg.bec`), ``"find-the-plus"``
-the visual search (:mod:`proofgames.pvg.find_the_plus`); ``"find-the-needle"``
-(:mod:`proofgames.pvg.needle`, not in the paper) is the smallest witness task and the
-template for new ones.  Tasks are built from specs such as ``"find-the-plus:size=8"``,
-whose values are converted by the annotations of the task's constructor
-(:class:`~proofgames._registry.SpecRegistry`).
+``"bec"`` is the Binary Erasure Channel (:mod:`proofgames.pvg.tasks.bec`),
+``"find-the-plus"`` the visual search (:mod:`proofgames.pvg.tasks.find_the_plus`);
+``"find-the-needle"`` (:mod:`proofgames.pvg.tasks.needle`, not in the paper) is the
+smallest witness task and the template for new ones.  Tasks are built from specs such as
+``"find-the-plus:size=8"``, whose values are converted by the annotations of the task's
+constructor (:class:`~proofgames._registry.SpecRegistry`).
 
 Example:
     >>> make_task("bec").message_dim
@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._registry import SpecRegistry, parse_pairs
-from .bec import BinaryErasureChannel
-from .find_the_plus import FindThePlus
-from .needle import FindTheNeedle
 from .task import PVGTask
+from .tasks.bec import BinaryErasureChannel
+from .tasks.find_the_plus import FindThePlus
+from .tasks.needle import FindTheNeedle
 
 #: The task factories; a factory's parameters are what a spec or ``--task-arg`` can set.
 TASKS: SpecRegistry[PVGTask] = SpecRegistry("PVG task")
@@ -112,7 +112,7 @@ register_task(
         "label_smoothing": 0.05,
     },
 )
-# Not in the paper (see proofgames.pvg.needle): BEC's settings, whose agents it shares.
+# Not in the paper (see proofgames.pvg.tasks.needle): BEC's settings, whose agents it shares.
 register_task(
     "find-the-needle",
     FindTheNeedle,

@@ -18,7 +18,7 @@ hands a far stronger adversary the prover's job -- argue for label 1 on every in
 * ``"exhaustive"`` (beyond the paper; tasks with :class:`ExhaustiveMessages`, such as
   FindThePlus and FindTheNeedle): the most convincing message the prover can send, for
   each instance, found exactly by searching every place the verifier can be made to look
-  (for FindThePlus, :mod:`proofgames.pvg.message_search`). No prover can beat it, so a
+  (for FindThePlus, :mod:`proofgames.pvg.find_the_plus.message_search`). No prover can beat it, so a
   verifier that rejects every label-0 instance against it is sound on those instances,
   certifiably.
 
@@ -51,7 +51,6 @@ import copy
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -64,6 +63,8 @@ from ._stress_settings import AttackResult as AttackResult
 from ._stress_settings import StressConfig as StressConfig
 from ._stress_settings import at_least_zero as at_least_zero
 from ._stress_settings import positive as positive
+from .task import ExhaustiveMessages as ExhaustiveMessages
+from .task import MessageMetrics as MessageMetrics
 from .task import ProverOutput, PVGTask
 
 #: The paper's two attacks (the default everywhere).
@@ -71,24 +72,6 @@ ATTACKS = ("prover", "messages")
 #: Every attack: the paper's two and the exact search (for tasks that support it).
 ALL_ATTACKS = (*ATTACKS, "exhaustive")
 Metrics = dict[str, float]
-
-
-@runtime_checkable
-class ExhaustiveMessages(Protocol):
-    """A task whose verifier's most convincing message can be found exactly."""
-
-    def best_messages(self, verifier: nn.Module, x: Tensor) -> Tensor:
-        """For each instance of ``x``, a message maximizing ``verifier``'s logit."""
-        ...
-
-
-@runtime_checkable
-class MessageMetrics(Protocol):
-    """A task with statistics of a batch of messages for the log."""
-
-    def message_metrics(self, x: Tensor, message: Tensor) -> dict[str, float]:
-        """Named statistics of ``message`` sent for ``x``."""
-        ...
 
 
 def stress_test(
@@ -191,9 +174,8 @@ def check_attacks(task: PVGTask, attacks: Sequence[str]) -> None:
             f"the exhaustive attack needs a task that can search every message "
             f"(find-the-plus, find-the-needle); {task.name!r} cannot"
         )
-    check = getattr(task, "check_exhaustive", None)
-    if "exhaustive" in attacks and callable(check):
-        check()  # e.g. FindThePlus: a glimpse geometry the exact search can cover
+    if "exhaustive" in attacks:
+        task.check_exhaustive()  # e.g. FindThePlus: a glimpse geometry the search covers
 
 
 def attack_with_prover(
@@ -303,7 +285,8 @@ def evaluate(
 
     The prover sends its most likely messages (evaluation mode); ``sampled_*`` entries use
     its sampled messages (training mode, Gumbel noise from ``seed``; the global RNG is
-    restored afterwards).  Tasks with :class:`MessageMetrics` add their statistics.
+    restored afterwards).  The task's
+    :meth:`~proofgames.pvg.task.PVGTask.message_metrics` add their statistics.
     """
     was_training = prover.training, verifier.training
     verifier.eval()
@@ -318,9 +301,8 @@ def evaluate(
                 row.update(tp=tp, fp=fp, fn=fn, tn=tn)
                 row["precision"] = tp / (tp + fp) if tp + fp else 1.0
                 row["recall"] = tp / (tp + fn) if tp + fn else 0.0
-            if isinstance(task, MessageMetrics):
-                stats = task.message_metrics(x, message)
-                row.update({f"{prefix}{k}": v for k, v in stats.items()})
+            stats = task.message_metrics(x, message)
+            row.update({f"{prefix}{k}": v for k, v in stats.items()})
     prover.train(was_training[0])
     verifier.train(was_training[1])
     return row

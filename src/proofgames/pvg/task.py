@@ -5,14 +5,31 @@ and writes a message, and a verifier network that reads the message (and whateve
 the instance the task allows) and outputs the logit of P[label = 1].  The prover always
 argues for label 1.  Everything a training loop or a stress test needs goes through this
 interface, so a new task is one file.
+
+Beyond the abstract methods of :class:`PVGTask` a task may offer two kinds of extras,
+and the engine (training, stress tests) names no task:
+
+* *capabilities*, which decide whether an option exists at all: a task with
+  :class:`ExhaustiveMessages` can find its verifier's most convincing message exactly
+  (the ``exhaustive`` attack, verifier-first play against the exact prover); one with
+  :class:`ClosedFormResponse` knows the verifier's exact best response (prover-first
+  play against it). They are runtime-checkable protocols: a task has one by defining its
+  method;
+* *hooks*, methods of :class:`PVGTask` with a neutral default that a task overrides to
+  add to what the engine does: :meth:`~PVGTask.message_metrics` (statistics of a batch of
+  messages, in every evaluation), :meth:`~PVGTask.logged_metrics` (figures of each logged
+  training row), :meth:`~PVGTask.stress_metrics` (figures of a training row with a stress
+  test) and :meth:`~PVGTask.check_exhaustive` (refuse settings the exact search cannot
+  cover).
 """
 
 from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, is_dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -131,3 +148,104 @@ class PVGTask(abc.ABC):
         Used by the message-optimization stress test (L-BFGS over ``free``): e.g. a masked
         softmax over the tokens the channel allows, or the identity for real messages.
         """
+
+    def message_metrics(self, x: Tensor, message: Tensor) -> dict[str, float]:
+        """Named statistics of ``message`` sent for ``x``, for every evaluation (hook).
+
+        :func:`~proofgames.pvg.stress.evaluate` adds them to its figures (with the
+        ``sampled_`` prefix for sampled messages). None by default; BEC reports its
+        erasure fraction, FindTheNeedle how often the pointer lands on a 1.
+        """
+        return {}
+
+    def logged_metrics(
+        self, prover: nn.Module, verifier: nn.Module, x: Tensor, y: Tensor
+    ) -> dict[str, float]:
+        """Figures of the task's own for each logged training row (hook).
+
+        :func:`~proofgames.pvg.train.train` calls it at every logged game step with the
+        agents and the fixed evaluation batch ``(x, y)`` and adds the figures to the row.
+        It must not change the agents (nor their training mode). None by default;
+        FindThePlus reports where its prover points the plus detector.
+
+        Example:
+            >>> from proofgames.pvg import make_task
+            >>> task = make_task("bec")
+            >>> x, y = task.sample(8, torch.Generator().manual_seed(0))
+            >>> task.logged_metrics(task.make_prover(), task.make_verifier(), x, y)
+            {}
+        """
+        return {}
+
+    def stress_metrics(
+        self,
+        prover: nn.Module,
+        verifier: nn.Module,
+        x: Tensor,
+        y: Tensor,
+        attacks: Sequence[str],
+    ) -> dict[str, float]:
+        """Figures of the task's own for a training row with a stress test (hook).
+
+        Called, like :meth:`logged_metrics`, on the evaluation batch, after the stress
+        test of ``attacks``; its time counts as stress-test time, so it may be costly
+        (an exact search). None by default; FindThePlus reports its plus detector's
+        weights and the 4-of-5 pluses shown to it, where the exhaustive attack is tested.
+
+        Example:
+            >>> from proofgames.pvg import make_task
+            >>> task = make_task("find-the-needle")
+            >>> x, y = task.sample(8, torch.Generator().manual_seed(0))
+            >>> task.stress_metrics(task.make_prover(), task.make_verifier(), x, y, ["exhaustive"])
+            {}
+        """
+        return {}
+
+    def check_exhaustive(self) -> None:
+        """Refuse settings the exact message search cannot cover (hook).
+
+        Called before the ``exhaustive`` attack or the exact prover is used, for a task
+        with :class:`ExhaustiveMessages`. Nothing to refuse by default.
+
+        Raises:
+            PVGError: e.g. FindThePlus glimpses whose samples fall between pixels.
+        """
+        return  # nothing to refuse
+
+
+@runtime_checkable
+class ExhaustiveMessages(Protocol):
+    """A task whose verifier's most convincing message can be found exactly (capability).
+
+    Gives the ``exhaustive`` attack and, in verifier-first play, the exact prover
+    (FindThePlus, FindTheNeedle).
+    """
+
+    def best_messages(self, verifier: nn.Module, x: Tensor) -> Tensor:
+        """For each instance of ``x``, a message maximizing ``verifier``'s logit."""
+        ...
+
+
+@runtime_checkable
+class ClosedFormResponse(Protocol):
+    """A task that knows the verifier's exact best response to a prover (capability; BEC).
+
+    Gives prover-first play against the exact, anticipated verifier response.
+    """
+
+    def best_response_prover_loss(self, prover: nn.Module, label_smoothing: float) -> Tensor:
+        """The prover's loss against the best-responding verifier, differentiable."""
+        ...
+
+
+@runtime_checkable
+class MessageMetrics(Protocol):
+    """A task with statistics of a batch of messages (kept for compatibility).
+
+    Every :class:`PVGTask` has :meth:`PVGTask.message_metrics` now (a hook with no
+    statistics by default), so every task satisfies this protocol.
+    """
+
+    def message_metrics(self, x: Tensor, message: Tensor) -> dict[str, float]:
+        """Named statistics of ``message`` sent for ``x``."""
+        ...

@@ -19,31 +19,29 @@ formulation:
   the leader does not anticipate the response (its gradient holds the verifier fixed);
 * ``verifier-first`` -- the verifier leads: between verifier updates the prover is trained
   towards its best response; with ``best_response="closed-form"`` (FindThePlus, whose
-  best response is found exactly by :mod:`~proofgames.pvg.message_search`, and
-  FindTheNeedle, by trying every pointer) the verifier is
-  trained against the prover's exact best response instead of the trained prover's
-  messages (the value of a maximum over finitely many places, whose gradient holds the
-  maximizing messages fixed); the prover network still follows, for the logs and
-  checkpoint;
+  best response is found exactly by :mod:`~proofgames.pvg.find_the_plus.message_search`,
+  and FindTheNeedle, by trying every pointer) the verifier is trained against the
+  prover's exact best response instead of the trained prover's messages (the value of a
+  maximum over finitely many places, whose gradient holds the maximizing messages
+  fixed); the prover network still follows, for the logs and checkpoint;
 * ``collaborative`` -- simultaneous play (either update rule) where the prover argues for
   the true label.
 
 Heuristics from the paper's Appendix D are options of :class:`TrainConfig`: several
 verifier steps per prover step, adaptive prover steps, prover pretraining on the task's
 auxiliary losses, label smoothing.  Metrics on a fixed evaluation batch go to a JSONL log
-(on FindThePlus with where the heads look: ``pointing_error_px``, the rms distance from
-where the most plus-shaped head's detector looks to the plus, and ``on_plus``, the share
-of label-1 images on which it looks within half a pixel of the plus -- see
-:func:`~proofgames.pvg.diagnostics.pointing`; each stress test adds every attack's
-precision, recall, accuracy and specificity);
-the agents and the configuration go to a checkpoint.
+(with the task's own figures, :meth:`~proofgames.pvg.task.PVGTask.logged_metrics`: on
+FindThePlus where the prover points the plus detector; each stress test adds every
+attack's precision, recall, accuracy and specificity, and the task's
+:meth:`~proofgames.pvg.task.PVGTask.stress_metrics`); the agents and the configuration go
+to a checkpoint.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -64,15 +62,13 @@ from ._bookkeeping import (
     open_tensorboard,
     save_state,
 )
-from ._game import ClosedFormResponse, Game, use_closed_form
+from ._game import Game, use_closed_form
 from ._memory import check_memory
 from ._stop_signals import stop_requests
 from .checkpoint import load_training_state, save_checkpoint
 from .config import BEST_RESPONSES, FORMULATIONS, UPDATES, TrainConfig, resolve_device
-from .diagnostics import detector_figures, pointing
-from .plus_verifier import PlusVerifier
 from .stress import Metrics, check_attacks, check_stress_memory, evaluate, stress_test
-from .task import PVGTask
+from .task import ClosedFormResponse, PVGTask
 
 
 @dataclass
@@ -182,7 +178,8 @@ def train(
             except for :data:`RESUMABLE_CHANGES`; the metrics it logged up to the saved
             step are carried over.
         agents: ``(prover, verifier)`` to start from instead of fresh networks (copies
-            are trained; e.g. the hand-set agents of :mod:`proofgames.pvg.stability`).
+            are trained; e.g. the hand-set agents of
+            :mod:`proofgames.pvg.find_the_plus.stability`).
             With ``resume`` they give the architecture only and the saved weights replace
             theirs: that is how a run started from agents of another architecture than
             the task's is resumed (without them, its saved state does not fit).
@@ -328,7 +325,9 @@ class _Run:
         if stress_now:
             clock = (self.clock, self.stress_seconds)
             self.stress_seconds = _stress(self.task, game, self.config, record, row, step, clock)
-            self.stress_seconds += _detector(game, self.config, row, *self.evaluation)
+            self.stress_seconds += _task_stress_metrics(
+                self.task, game, self.config, row, *self.evaluation
+            )
         row["seconds"] = round(record.train_seconds(self.clock, self.stress_seconds), 4)
         record.metrics.append(row)
         if self.observe is not None:
@@ -417,26 +416,21 @@ def _adapted(config: TrainConfig, run: RunRecord, prover_steps: int, accuracy: f
 def _evaluation(
     task: PVGTask, game: Game, eval_x: torch.Tensor, eval_y: torch.Tensor, seed: int
 ) -> Metrics:
-    """The logged step's figures on the fixed evaluation batch (and where the heads look)."""
+    """The logged step's figures on the fixed evaluation batch, the task's own included."""
     row = evaluate(task, game.prover, game.verifier, eval_x, eval_y, seed)
-    if isinstance(game.verifier, PlusVerifier):
-        row.update(pointing(game.verifier, game.prover, eval_x, eval_y))
+    row.update(task.logged_metrics(game.prover, game.verifier, eval_x, eval_y))
     return row
 
 
-def _detector(
-    game: Game, config: TrainConfig, row: Metrics, x: torch.Tensor, y: torch.Tensor
+def _task_stress_metrics(
+    task: PVGTask, game: Game, config: TrainConfig, row: Metrics, x: torch.Tensor, y: torch.Tensor
 ) -> float:
-    """Add :func:`~proofgames.pvg.diagnostics.detector_figures` to a FindThePlus row.
+    """Add the task's :meth:`~proofgames.pvg.task.PVGTask.stress_metrics` to a stress row.
 
-    Only where the exhaustive attack is stress-tested (its search is the cost); returns
-    the seconds it took, which count as stress-test time.
+    Returns the seconds they took, which count as stress-test time.
     """
-    if not isinstance(game.verifier, PlusVerifier) or "exhaustive" not in config.stress_attacks:
-        return 0.0
     tick = time.perf_counter()
-    with suppress(PVGError):  # glimpses it does not cover (the spatial-transformer reading)
-        row.update(detector_figures(game.verifier, game.prover, x, y))
+    row.update(task.stress_metrics(game.prover, game.verifier, x, y, config.stress_attacks))
     return time.perf_counter() - tick
 
 

@@ -1,0 +1,93 @@
+"""The ``proofgames`` command line: :data:`app` (the Typer app) and :func:`main` (the script).
+
+One module per command group; :mod:`proofgames.cli._common` holds what they share (the
+consoles, ``--json``, the one ``error:`` path). ``proofgames --help`` lists the commands
+in three panels, in the order a newcomer meets them:
+
+- *Debates*: ``debate``, ``protocols``, ``strategies``, ``examples``, ``demo``
+  (:mod:`~proofgames.cli.debate`, :mod:`~proofgames.cli.catalog`,
+  :mod:`~proofgames.cli.demo`);
+- *Analysis*: ``exhaustive``, ``estimate``, ``report``, ``params``
+  (:mod:`~proofgames.cli.debate`, :mod:`~proofgames.cli.stochastic`,
+  :mod:`~proofgames.cli.params`);
+- *Learning, language and human judges*: ``pvg``, ``language``, ``judge``
+  (:mod:`~proofgames.cli.pvg`, :mod:`~proofgames.cli.language`,
+  :mod:`~proofgames.cli.judge`).
+
+Each command imports what it runs when it runs, so ``proofgames --help`` stays quick.
+
+Example:
+    >>> from typer.testing import CliRunner
+    >>> res = CliRunner().invoke(app, ["protocols"])
+    >>> res.exit_code, "bisection" in res.stdout
+    (0, True)
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import typer
+
+from . import catalog, debate, demo, judge, language, params, pvg, stochastic
+from ._common import console, err_console, one_line_errors, run
+from .debate import outcome_table
+
+__all__ = ["app", "console", "err_console", "main", "outcome_table"]
+
+DEBATES = "Debates"
+ANALYSIS = "Analysis"
+BEYOND = "Learning, language and human judges"
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Interactive-proof games for AI oversight: doubly-efficient debate on real computations.",
+)
+
+
+@app.callback()
+def _load_plugins() -> None:
+    """Import the plugin modules (``PROOFGAMES_PLUGINS``, entry points) before a command."""
+    from .. import plugins
+
+    with one_line_errors():
+        plugins.load()
+
+
+app.command(rich_help_panel=DEBATES, cls=debate.DebateCommand)(debate.debate)
+app.command(rich_help_panel=DEBATES)(catalog.protocols)
+app.command(rich_help_panel=DEBATES)(catalog.strategies)
+app.command(rich_help_panel=DEBATES)(catalog.examples)
+app.command(rich_help_panel=DEBATES)(demo.demo)
+
+app.command(rich_help_panel=ANALYSIS)(debate.exhaustive)
+app.command(rich_help_panel=ANALYSIS)(stochastic.estimate)
+app.command(rich_help_panel=ANALYSIS)(stochastic.report)
+app.add_typer(params.app, name="params", rich_help_panel=ANALYSIS)
+
+pvg_command = app.command("pvg", context_settings=pvg.CONTEXT, add_help_option=False,
+                          rich_help_panel=BEYOND)  # fmt: skip
+pvg_command(pvg.pvg)
+app.add_typer(language.app, name="language", rich_help_panel=BEYOND)
+app.add_typer(judge.app, name="judge", rich_help_panel=BEYOND)
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Console-script entry point: usage errors, too, are one ``error:`` line on stderr.
+
+    Args:
+        argv: the arguments (default: the process's, ``sys.argv[1:]``).
+
+    Example:
+        >>> with err_console.capture() as shown:
+        ...     try:
+        ...         main(["strategies", "no-such-protocol"])
+        ...     except SystemExit as exc:
+        ...         print("exit status", exc.code)
+        exit status 2
+        >>> "unknown protocol 'no-such-protocol'" in shown.get()
+        True
+    """
+    run(app, sys.argv[1:] if argv is None else argv, "proofgames")

@@ -1,0 +1,138 @@
+"""``proofgames params optimize|report``: stochastic-debate parameter sets.
+
+``optimize`` finds the parameter set minimizing V's oracle queries under the Lean
+conditions (optionally written as a ``--params`` file); ``report`` regenerates the
+parameter report.
+
+Example:
+    >>> from typer.testing import CliRunner
+    >>> from proofgames.cli import app
+    >>> res = CliRunner().invoke(app, ["params", "optimize", "--k", "1", "-T", "3", "--json"])
+    >>> res.exit_code, '"t": 3' in res.stdout
+    (0, True)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ._common import JsonOption, console, echo_json, one_line_errors
+from .sweeps import ExecutorOption, SchedulerOption, WorkersOption, sweep_bar
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Stochastic-debate parameter sets: optimize V's queries, report the trade-offs.",
+)
+
+TIER_LABELS = {
+    "hoeffding": "Hoeffding counts: covered by the Lean theorem (machine-checked)",
+    "exact": "exact binomial tail, not machine-checked",
+}
+
+Gap = Annotated[float, typer.Option("--gap", help="w: the claim is P[M=1] >= w (Lean's w)")]
+Win = Annotated[float, typer.Option("--win", help="d: the guaranteed win probability (Lean's d)")]
+MaxProverSamples = Annotated[
+    int, typer.Option(help="cap on A's and on B's oracle samples per round")
+]
+Tail = Annotated[
+    str,
+    typer.Option(
+        help="hoeffding (machine-checked counts) | exact (exact binomial tail, not machine-checked)"
+    ),
+]
+ProverWeight = Annotated[
+    float | None,
+    typer.Option(help="minimize V + WEIGHT * T * (A + B samples per round) instead of V alone"),
+]
+
+
+def _table(record: dict[str, Any], tail: str) -> Table:
+    """The optimizer's result, its tier's label first."""
+    from rich.table import Table
+
+    table = Table(
+        title=f"optimized parameters at K = {record['k']:g}, T = {record['t']}", show_header=False
+    )
+    table.add_row("tier", TIER_LABELS[tail])
+    for key, value in record.items():
+        if key != "tail":
+            table.add_row(key, f"{value:,}" if isinstance(value, int) else str(value))
+    return table
+
+
+@app.command()
+def optimize(
+    k: Annotated[float, typer.Option("--k", help="the machine's Lipschitz constant K")],
+    steps: Annotated[int, typer.Option("--steps", "-T", help="T, the machine's steps")],
+    gap: Gap = 2 / 3,
+    win: Win = 3 / 5,
+    max_prover_samples: MaxProverSamples = 10**8,
+    tail: Tail = "hoeffding",
+    prover_weight: ProverWeight = None,
+    out: Annotated[
+        str | None, typer.Option(help="also write the set as a --params JSON file here")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The parameter set minimizing V's oracle queries under the Lean conditions.
+
+    With --json: one JSON object (the set and its costs).
+    """
+    from .._jsonout import dumps
+    from .._readme import write_atomic
+    from ..stochastic.optimize import optimize_params
+
+    with one_line_errors(also=(OSError,)):
+        result = optimize_params(
+            k, steps, w=gap, d=win, max_prover_samples=max_prover_samples, tail=tail,
+            prover_weight=prover_weight,
+        )  # fmt: skip
+        if out is not None:
+            write_atomic(Path(out), dumps(result.params_file(), indent=1) + "\n")
+    record = result.to_dict()
+    if as_json:
+        echo_json(record)
+        return
+    console.print(_table(record, tail))
+    if out is not None:
+        console.print(f"wrote {out} (use it as --params {out})")
+
+
+@app.command("report")
+def params_report(
+    out: Annotated[str, typer.Option(help="directory for report.md and figures")] = (
+        "reports/params"
+    ),
+    debates: Annotated[int, typer.Option(help="Monte Carlo debates per measured row")] = 20_000,
+    seed: Annotated[
+        int, typer.Option(min=0, help="root seed of every random choice (non-negative)")
+    ] = 0,
+    readme: Annotated[
+        str | None,
+        typer.Option(help="also put the summary line in this README's report:params block"),
+    ] = None,
+    executor: ExecutorOption = "local",
+    workers: WorkersOption = 1,
+    scheduler: SchedulerOption = None,
+) -> None:
+    """Regenerate the parameter report: V's queries for four sets, measured guarantees."""
+    from ..executors import check_executor, make_executor
+    from ..stochastic.params_report import write_params_report
+
+    with one_line_errors():
+        check_executor(executor, workers, scheduler)
+        with (
+            make_executor(executor, workers, scheduler) as pool,
+            sweep_bar("optimizations", None, pool) as bar,
+        ):
+            path = write_params_report(
+                Path(out), debates=debates, seed=seed,
+                readme=Path(readme) if readme else None, executor=pool, progress=bar.stage,
+            )  # fmt: skip
+    console.print(f"wrote {path}")

@@ -1,0 +1,114 @@
+"""The command line's shape: the order of ``proofgames --help``, and one ``--json``.
+
+``--help`` lists the commands in three panels, in the order a newcomer meets them; every
+command that prints JSON takes the one ``--json`` defined in ``proofgames.cli._common``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import typing
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.models import OptionInfo
+from typer.testing import CliRunner
+
+from proofgames.cli import app
+from proofgames.cli._common import JsonOption
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "proofgames"
+
+#: ``proofgames --help``'s panels and their commands, in order.
+HELP_ORDER = {
+    "Debates": ["debate", "protocols", "strategies", "examples", "demo"],
+    "Analysis": ["exhaustive", "estimate", "report", "params"],
+    "Learning, language and human judges": ["pvg", "language", "judge"],
+}
+
+#: Every command that can print JSON.
+JSON_COMMANDS = {
+    "debate",
+    "demo",
+    "exhaustive",
+    "estimate",
+    "params optimize",
+    "language generated",
+    "language gsm8k",
+}
+
+#: Trees that still define a ``--json`` of their own, until they use the shared one.
+PENDING = ("pvg",)
+
+
+def commands(typer_app: typer.Typer, prefix: str = "") -> Iterator[tuple[str, Callable[..., Any]]]:
+    """``(full command name, function)`` of every command of ``typer_app``, in order."""
+    for info in typer_app.registered_commands:
+        assert info.callback is not None
+        name = info.name or info.callback.__name__.replace("_", "-")
+        yield f"{prefix}{name}", info.callback
+    for group in typer_app.registered_groups:
+        assert group.typer_instance is not None and group.name is not None
+        yield from commands(group.typer_instance, f"{prefix}{group.name} ")
+
+
+def json_parameters(function: Callable[..., Any]) -> dict[str, Any]:
+    """``{parameter: annotation}`` of the parameters of ``function`` that are ``--json``."""
+    found = {}
+    for name, hint in typing.get_type_hints(function, include_extras=True).items():
+        for info in getattr(hint, "__metadata__", ()):
+            decls = [info.default, *info.param_decls] if isinstance(info, OptionInfo) else []
+            if "--json" in decls:
+                found[name] = hint
+    return found
+
+
+def test_help_lists_the_commands_in_panels_in_a_newcomers_order() -> None:
+    res = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "120"})
+    assert res.exit_code == 0, res.output
+    text = res.stdout
+    panels = [m.start() for title in HELP_ORDER for m in re.finditer(f"─ {title} ─", text)]
+    assert len(panels) == len(HELP_ORDER) and panels == sorted(panels), text
+    listed = re.findall(r"^│ ([a-z-]+)\s", text, re.MULTILINE)
+    shown = [name for name in listed if not name.startswith("-")]
+    assert shown == [name for names in HELP_ORDER.values() for name in names], text
+    for (title, names), start, end in zip(
+        HELP_ORDER.items(), panels, [*panels[1:], len(text)], strict=True
+    ):
+        assert re.findall(r"^│ ([a-z-]+)\s", text[start:end], re.MULTILINE) == names, title
+
+
+def test_every_command_is_in_the_help_order() -> None:
+    top = [info.name or info.callback.__name__ for info in app.registered_commands if info.callback]
+    top += [group.name for group in app.registered_groups if group.name]
+    assert sorted(top) == sorted(name for names in HELP_ORDER.values() for name in names)
+
+
+def json_definitions(path: Path) -> int:
+    """How many ``typer.Option(..., "--json", ...)`` calls the file at ``path`` makes."""
+    found = 0
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Option":
+            found += any(isinstance(a, ast.Constant) and a.value == "--json" for a in node.args)
+    return found
+
+
+def test_json_is_defined_once_in_the_source() -> None:
+    defined = {}
+    for path in sorted(SRC.rglob("*.py")):
+        relative = path.relative_to(SRC)
+        if relative.parts[0] not in PENDING and (count := json_definitions(path)):
+            defined[relative.as_posix()] = count
+    assert defined == {"cli/_common.py": 1}
+
+
+def test_every_command_with_json_output_uses_the_shared_option() -> None:
+    with_json = {}
+    for name, function in commands(app):
+        for parameter, hint in json_parameters(function).items():
+            assert hint == JsonOption, f"{name}: --json ({parameter}) is not JsonOption"
+            with_json[name] = parameter
+    assert set(with_json) == JSON_COMMANDS
