@@ -1,10 +1,19 @@
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
 
 from proofgames.machines import TuringMachine
+
+# Every module in tests/plugins/ registers what a user outside proofgames would (a toy
+# protocol and its strategies): the registry-driven suites pick each one up.
+PLUGINS = [
+    importlib.import_module(f"tests.plugins.{path.stem}")
+    for path in sorted((Path(__file__).parent / "plugins").glob("*.py"))
+    if path.stem != "__init__"
+]
 
 # (text, steps): halting and non-halting runs, 2 and 3 symbols, 1 step to ~10^3 steps
 SMALL_RUNS = [

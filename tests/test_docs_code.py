@@ -39,11 +39,24 @@ EXPECTED: dict[str, list[str]] = {
         r"0\.3934\d*",
         r"None",
     ],
+    "extending.md-0": [
+        r"\{'A': \('final',\), 'B': \('review',\)\}",
+        r"in-process B V reached another configuration",
+        r"process B V reached another configuration",
+    ],
+    "extending.md-1": [r"A always-first", r"B honest"],
+    "extending.md-2": [r"two-state 6 A"],
+    "extending.md-3": [r"200 1\.0 1\.0"],
+    "extending.md-4": [r"True"],
     "distributed.md-0": [r"honest 676064 0\.675\d* 0\.676\d*", r"abort-at 1000000 0\.9999\d* 1\.0"],
     "pvg.md-0": [r"\{'prover': \(1\.0, 1\.0\), 'messages': \(1\.0, 1\.0\)\}"],
     "wire.md-0": [r"A program:standalone_bisection_prover\.py"],
 }
-MARKS = {"distributed.md-0": [pytest.mark.dask], "pvg.md-0": [pytest.mark.slow]}
+MARKS = {
+    "distributed.md-0": [pytest.mark.dask],
+    "pvg.md-0": [pytest.mark.slow],
+    "extending.md-3": [pytest.mark.slow],
+}
 
 
 def _blocks() -> list[tuple[str, str, str | None]]:

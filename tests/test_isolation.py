@@ -36,7 +36,22 @@ LIARS = {  # (A, instance, false claim): lies honest B always catches
     "stochastic": ("blatant", "majority:n=3,p=0.3", 1),
     "stochastic-witness": ("choose:pick=best,debate=blatant", "panel-choice:p=0.0;0.1;0.0", 1),
 }
-DETERMINISTIC = ("bisection", "cross-examination", "witness")
+
+
+def deterministic(protocol: str) -> bool:
+    """Played one debate at a time (no lockstep batch): same messages, same costs."""
+    return get_protocol(protocol).run_batch is None
+
+
+def liar(protocol: str) -> tuple[str, str, int] | None:
+    """A lie honest B always catches: listed above, else the protocol's default liar."""
+    if protocol in LIARS:
+        return LIARS[protocol]
+    info = get_protocol(protocol)
+    truth = resolve_instance(protocol).truth
+    if truth is None or 1 - truth not in info.claims:
+        return None
+    return info.defaults.liar_a, info.defaults.machine, 1 - truth
 
 
 def _both(protocol: str, instance: str, **kw):
@@ -53,7 +68,7 @@ def test_honest_debates_match_in_process(protocol: str, seed: int) -> None:
     assert iso.isolation == "process"
     assert (iso.winner, iso.verdict, iso.forfeit) == (inp.winner, inp.verdict, inp.forfeit)
     assert iso.prover_a == inp.prover_a and iso.prover_b == inp.prover_b
-    if protocol in DETERMINISTIC:  # the same messages, and the same (self-reported) costs
+    if deterministic(protocol):  # the same messages, and the same (self-reported) costs
         assert iso.messages == inp.messages
         assert iso.costs == inp.costs
         assert iso.reason == inp.reason
@@ -61,10 +76,11 @@ def test_honest_debates_match_in_process(protocol: str, seed: int) -> None:
 
 @pytest.mark.parametrize("protocol", protocol_names())
 def test_liars_lose_in_both_modes(protocol: str) -> None:
-    if protocol not in LIARS:
+    lie = liar(protocol)
+    if lie is None:
         pytest.skip(f"no known liar for {protocol}")
-    liar, instance, claim = LIARS[protocol]
-    inp, iso = _both(protocol, instance, claim=claim, a=liar, b="honest", seed=3)
+    a, instance, claim = lie
+    inp, iso = _both(protocol, instance, claim=claim, a=a, b="honest", seed=3)
     assert inp.winner == "B"
     assert (iso.winner, iso.forfeit) == (inp.winner, inp.forfeit), iso.reason
 
@@ -396,9 +412,12 @@ def test_a_round_survives_the_wire() -> None:
     """The child's Round (rebuilt from the plain form) shows what V's Round shows."""
     import io
 
-    from proofgames.party import Channel, Server
+    from proofgames.party import Channel, Session
     from proofgames.protocols._lockstep import LockstepParty, Sampler
+    from proofgames.protocols.roles import party_arguments, wire_arguments
     from proofgames.strategies import make_strategy
+
+    announce = get_protocol("stochastic").roles["A"].method("announce")
 
     inst = resolve_instance("stochastic", "majority:n=3,p=0.7")
     m = inst.target
@@ -408,14 +427,17 @@ def test_a_round_survives_the_wire() -> None:
     v_side.start(4)
     hello = {"type": "hello", "protocol": "stochastic", "role": "A", "claim": 1, "seed": 5,
              "instance": inst.description}  # fmt: skip
-    server = Server("honest", hello, Channel(io.BytesIO(), io.BytesIO()))
+    server = Session("honest", hello, Channel(io.BytesIO(), io.BytesIO()))
     rng = np.random.default_rng(1)
     for t, rows in enumerate([np.arange(4), np.arange(4), np.array([0, 2, 3]), np.array([2])]):
         rel = list(m.relevant(t))
         values = rng.integers(0, 2, size=(rows.size, len(rel)))
         p = m.probability_batch(t, values)
         r = v_side.round(t, rows, values, p, 1)
-        mine = server.round(wire.decode(wire.encode(isolation.round_dict(r))))
+        plain, read = wire_arguments(announce, (r, rng))
+        assert read is None and len(plain) == 1  # the round travels; the generator does not
+        mine, own_rng = party_arguments(announce, wire.decode(wire.encode(plain)), server)
+        assert own_rng is server.rng
         for field in ("t", "n", "is_query", "claim"):
             assert getattr(mine, field) == getattr(r, field)
         for field in ("rows", "values", "p", "prefix"):

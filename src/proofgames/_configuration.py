@@ -27,6 +27,18 @@ class Configuration:
         head: head position, an index into ``tape``.
         tape: the tape cells, one symbol per byte.
 
+    Example:
+        >>> from proofgames import Configuration, TuringMachine
+        >>> tm = TuringMachine.sized("1RB1LB_1LA1RZ", steps=6)
+        >>> start = tm.initial()
+        >>> start.state, start.head, list(start.tape)
+        (0, 2, [0, 0, 0, 0])
+        >>> after = tm.step(start)
+        >>> after.state, after.head, after.tape_array().tolist(), after.size
+        (1, 3, [0, 0, 1, 0], 4)
+        >>> after == Configuration(state=1, head=3, tape=bytes([0, 0, 1, 0]))
+        True
+
     """
 
     state: int
@@ -52,7 +64,36 @@ class Configuration:
 
 
 class ConfigurationMachine(abc.ABC):
-    """A machine given by configurations of fixed size ``size`` and a step function."""
+    """A machine given by configurations of fixed size ``size`` and a step function.
+
+    Example:
+        A machine that counts its steps up to 3 and accepts once it gets there, debated by
+        bisection like any other configuration machine:
+
+        >>> from proofgames import Configuration, ConfigurationMachine, ConfigurationError
+        >>> from proofgames import make_strategy, play_bisection
+        >>> class Counter(ConfigurationMachine):
+        ...     name, size = "counter", 1
+        ...     def initial(self):
+        ...         return Configuration(0, 0, bytes(1))
+        ...     def validate(self, config):
+        ...         if not 0 <= config.state <= 3 or config.head != 0 or config.tape != bytes(1):
+        ...             raise ConfigurationError(f"{config} is not a counter configuration")
+        ...         return config
+        ...     def step(self, config, oracle=None, rng=None):
+        ...         return Configuration(min(config.state + 1, 3), 0, config.tape)
+        ...     def accepts(self, config):
+        ...         return int(config.state == 3)
+        ...     def config_bits(self):
+        ...         return 2
+        >>> m = Counter()
+        >>> m.accepts(m.advance(m.initial(), 2)), m.accepts(m.advance(m.initial(), 5))
+        (0, 1)
+        >>> out = play_bisection(m, 5, claim=1, prover_a=make_strategy("bisection", "A", "honest"),
+        ...                      prover_b=make_strategy("bisection", "B", "random"), seed=0)
+        >>> out.winner, out.reason
+        ('A', 'the step at time 2 is valid')
+    """
 
     name: str = "configuration-machine"
     size: int
@@ -155,6 +196,20 @@ class CheckpointedRun:
         memory_bytes: budget for the stored checkpoints.
         progress: called with the number of steps just simulated during the first run.
         start: the configuration at time 0 (default: the machine's initial one).
+
+    Example:
+        The 4-state busy beaver halts after 107 steps; with room for a dozen checkpoints,
+        the configuration at time 55 costs 5 steps of re-simulation from the one at 50:
+
+        >>> from proofgames import CheckpointedRun, TuringMachine
+        >>> tm = TuringMachine.sized("1RB1LB_1LA0LC_1RZ1LD_1RD0RA", steps=107)
+        >>> run = CheckpointedRun(tm, 107, memory_bytes=1000)
+        >>> run.interval, run.work, tm.accepts(run.final)
+        (10, 107, 1)
+        >>> run.config_at(55) == tm.advance(tm.initial(), 55)
+        True
+        >>> run.work
+        112
 
     """
 

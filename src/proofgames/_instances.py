@@ -2,35 +2,54 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from . import plugins
+from ._registry import NameRegistry
 from .errors import ProofgamesError
 from .machines import TableauTranscript, TuringMachine
 from .machines.examples import get_example
 from .protocols._catalog import Instance
 
 
-def resolve(
-    kind: str,
-    spec: str,
-    steps: int | None,
-    max_steps: int | None = None,
-    max_sat_work: int | None = None,
-) -> Instance:
-    """The :class:`Instance` for ``spec`` as a protocol of instance ``kind`` debates it.
+@dataclass(frozen=True)
+class InstanceKind:
+    """What one kind of protocol debates, and how a spec becomes one.
 
-    A limit that was given is recorded in the description, so that an isolated prover
-    rebuilds the instance under the same limit.
+    Attributes:
+        name: the kind (``ProtocolInfo.instance`` names it).
+        resolve: ``resolve(spec, **options)``: the :class:`Instance` a spec names.
+        options: the limits it takes (``"steps"``, ``"max_steps"``, ``"max_sat_work"``);
+            each is recorded in the instance's description when given, so that an
+            isolated prover rebuilds the instance under the same limit.
     """
-    if kind in ("configuration", "transcript"):
-        return _turing(kind, spec, steps)
-    if kind == "witness":
-        return _sat(spec, max_sat_work)
-    if kind == "stochastic":
-        return _stochastic(spec, max_steps)
-    if kind == "stochastic-witness":
-        return _panel(spec, max_steps)
-    raise ProofgamesError(f"unknown instance kind {kind!r}")  # pragma: no cover
+
+    name: str
+    resolve: Callable[..., Instance]
+    options: tuple[str, ...] = ()
+
+
+_KINDS: NameRegistry[InstanceKind] = NameRegistry("instance kind")
+
+
+def register_instance_kind(kind: InstanceKind) -> InstanceKind:
+    """Add a kind of instance (a new protocol may debate a new kind of thing)."""
+    plugins.note(kind.resolve)
+    return _KINDS.add(kind.name, kind)
+
+
+def get_instance_kind(name: str) -> InstanceKind:
+    """The registered kind called ``name``."""
+    return _KINDS.get(name)
+
+
+def resolve(kind: str, spec: str, **options: int | None) -> Instance:
+    """The :class:`Instance` for ``spec`` as a protocol of instance ``kind`` debates it."""
+    k = get_instance_kind(kind)
+    return k.resolve(spec, **{name: options.get(name) for name in k.options})
 
 
 def turing_machine(spec: str, steps: int | None) -> tuple[TuringMachine, int]:
@@ -50,7 +69,7 @@ def turing_machine(spec: str, steps: int | None) -> tuple[TuringMachine, int]:
     return TuringMachine.sized(text, t, name=spec if not spec.startswith("tm:") else None), t
 
 
-def _turing(kind: str, spec: str, steps: int | None) -> Instance:
+def _turing(kind: str, spec: str, steps: int | None = None) -> Instance:
     if not spec.startswith("tm:") and get_example(spec).kind == "oracle-tm":
         example = get_example(spec)
         screening = example.build()
@@ -80,18 +99,18 @@ def _turing(kind: str, spec: str, steps: int | None) -> Instance:
     return Instance(spec, tm.name, kind, target, t, tm.known_output, description=desc)
 
 
-def _sat(spec: str, max_work: int | None) -> Instance:
+def _sat(spec: str, max_sat_work: int | None = None) -> Instance:
     from .machines.sat import MAX_SAT_WORK, resolve_sat
 
-    problem = resolve_sat(spec, MAX_SAT_WORK if max_work is None else max_work)
+    problem = resolve_sat(spec, MAX_SAT_WORK if max_sat_work is None else max_sat_work)
     truth = int(problem.solve() is not None)
     desc: dict[str, Any] = {"kind": "sat", "spec": spec}
-    if max_work is not None:
-        desc["max_sat_work"] = max_work
+    if max_sat_work is not None:
+        desc["max_sat_work"] = max_sat_work
     return Instance(spec, problem.name, "witness", problem, problem.steps, truth, description=desc)
 
 
-def _stochastic(spec: str, max_steps: int | None) -> Instance:
+def _stochastic(spec: str, max_steps: int | None = None) -> Instance:
     from .stochastic.machines import make_stochastic_machine
 
     m = make_stochastic_machine(spec, max_steps=max_steps)
@@ -103,7 +122,7 @@ def _stochastic(spec: str, max_steps: int | None) -> Instance:
     return Instance(spec, m.name, "stochastic", m, m.length, truth, p_accept=p1, description=desc)
 
 
-def _panel(spec: str, max_steps: int | None) -> Instance:
+def _panel(spec: str, max_steps: int | None = None) -> Instance:
     from .stochastic.problems import PanelChoice
     from .strategies import parse_strategy
 
@@ -133,3 +152,13 @@ def _panel(spec: str, max_steps: int | None) -> Instance:
         spec, spec, "stochastic-witness", problem, problem.steps, truth, p_accept=best,
         description=desc,
     )  # fmt: skip
+
+
+for _kind in (
+    InstanceKind("configuration", partial(_turing, "configuration"), ("steps",)),
+    InstanceKind("transcript", partial(_turing, "transcript"), ("steps",)),
+    InstanceKind("witness", _sat, ("max_sat_work",)),
+    InstanceKind("stochastic", _stochastic, ("max_steps",)),
+    InstanceKind("stochastic-witness", _panel, ("max_steps",)),
+):
+    register_instance_kind(_kind)

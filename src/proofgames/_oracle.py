@@ -31,7 +31,30 @@ PARTIES = ("A", "B", "V")
 
 
 class Oracle(abc.ABC):
-    """A black box answering queries with bits."""
+    """A black box answering queries with bits.
+
+    A subclass gives :meth:`probability`, P[answer = 1], and sets ``deterministic = False``
+    if the answer is random.
+
+    Example:
+        >>> import numpy as np
+        >>> from proofgames import Oracle
+        >>> class Majority(Oracle):
+        ...     name = "majority"
+        ...     def probability(self, query: bytes) -> float:
+        ...         return float(2 * sum(query) > len(query))
+        >>> Majority().answer(bytes([1, 1, 0]), None)
+        1
+        >>> Majority().answer_batch([bytes([1, 0, 0]), bytes([1, 1, 1])], None).tolist()
+        [0, 1]
+        >>> class Noisy(Majority):
+        ...     deterministic = False
+        ...     def probability(self, query: bytes) -> float:
+        ...         return 0.8 if super().probability(query) else 0.2
+        >>> rng = np.random.default_rng(0)
+        >>> int(Noisy().answer_batch([bytes([1, 1, 0])] * 1000, rng).sum())  # about 800
+        788
+    """
 
     name: str = "oracle"
     deterministic: bool = True
@@ -82,6 +105,14 @@ class FunctionOracle(Oracle):
         judge: function from the query (``bytes``) to a bit.
         name: name recorded in outcome records.
 
+    Example:
+        >>> from proofgames import FunctionOracle
+        >>> at_least_two = FunctionOracle(lambda z: int(sum(z) >= 2), name="at-least-two")
+        >>> at_least_two.answer(bytes([1, 0, 1]), None), at_least_two.probability(bytes([1, 0, 0]))
+        (1, 0.0)
+        >>> at_least_two.answer_batch([bytes([1, 1, 0]), bytes([0, 0, 1])], None).tolist()
+        [1, 0]
+
     """
 
     def __init__(self, judge: Callable[[bytes], object], name: str = "function") -> None:
@@ -100,6 +131,18 @@ class TableOracle(Oracle):
         table: mapping from query to bit.
         default: answer for queries not in the table; ``None`` makes them an error.
         name: name recorded in outcome records.
+
+    Example:
+        >>> from proofgames import TableOracle
+        >>> verdicts = TableOracle({bytes([0]): 0, bytes([1]): 1}, name="verdicts")
+        >>> verdicts.answer(bytes([1]), None)
+        1
+        >>> verdicts.answer(bytes([2]), None)
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.OracleError: oracle 'verdicts' has no answer for query [2]
+        >>> TableOracle({bytes([1]): 1}, default=0).answer(bytes([2]), None)
+        0
 
     """
 
@@ -128,6 +171,18 @@ class BernoulliOracle(Oracle):
         p: function from the query to a probability in [0, 1].
         name: name recorded in outcome records.
 
+    Example:
+        A judge who is right 90% of the time about whether the query's first symbol is 1:
+
+        >>> import numpy as np
+        >>> from proofgames import BernoulliOracle
+        >>> judge = BernoulliOracle(lambda z: 0.9 if z[0] else 0.1, name="noisy")
+        >>> judge.probability(bytes([1])), judge.deterministic
+        (0.9, False)
+        >>> rng = np.random.default_rng(0)
+        >>> int(judge.answer_batch([bytes([1])] * 1000, rng).sum())
+        904
+
     """
 
     deterministic = False
@@ -154,6 +209,16 @@ class OracleLedger:
     Args:
         oracle: the oracle being shared (``None`` for machines that never query).
 
+    Example:
+        >>> from proofgames import FunctionOracle, OracleLedger
+        >>> ledger = OracleLedger(FunctionOracle(lambda z: z[0]))
+        >>> ledger.view("A").ask(bytes([1]))
+        1
+        >>> ledger.view("V").ask_batch([bytes([0]), bytes([1])]).tolist()
+        [0, 1]
+        >>> ledger.counts()
+        {'A': 1, 'B': 0, 'V': 2}
+
     """
 
     oracle: Oracle | None
@@ -172,7 +237,17 @@ class OracleLedger:
 
 @dataclass(frozen=True)
 class OracleView:
-    """One party's counted access to the shared oracle."""
+    """One party's counted access to the shared oracle.
+
+    Example:
+        >>> from proofgames import FunctionOracle, OracleLedger
+        >>> ledger = OracleLedger(FunctionOracle(lambda z: int(sum(z) >= 2)))
+        >>> b = ledger.view("B")
+        >>> b.ask(bytes([0, 1, 1])), b.ask(bytes([0, 0, 1])), b.queries
+        (1, 0, 2)
+        >>> ledger.view("V").queries
+        0
+    """
 
     ledger: OracleLedger
     party: str

@@ -35,6 +35,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from . import plugins
 from ._spec import Parameter, format_value, parse_pairs, parse_spec, spec_parameters
 from .errors import RegistryError, SpecError
 
@@ -286,6 +287,30 @@ def register_strategy(
 
     Its parameters are what a spec ``name:key=value,...`` can set, so each must be
     annotated ``int``, ``float``, ``bool``, ``str`` or ``X | None``.
+
+    Example:
+        A bisection B that always disputes the same half, registered under a protocol name
+        of its own (registered for ``"bisection"``, ``play("bisection", ..., b="stubborn")``
+        would take it) and played with :func:`~proofgames.protocols.play_bisection`:
+
+        >>> from proofgames import TuringMachine, make_strategy, play_bisection
+        >>> from proofgames import register_strategy, strategy_names
+        >>> from proofgames.strategies import Player
+        >>> class Stubborn(Player):
+        ...     def __init__(self, half: str) -> None:
+        ...         self.half = half
+        ...     def dispute(self, ctx, state, midpoint):
+        ...         return self.half
+        >>> @register_strategy("my-bisection", "B", "stubborn")
+        ... def stubborn(half: str = "first") -> Stubborn:
+        ...     return Stubborn(half)
+        >>> b = make_strategy("my-bisection", "B", "stubborn:half=second")
+        >>> b.spec.label, strategy_names("my-bisection", "B")
+        ("stubborn(half='second')", ['stubborn'])
+        >>> tm = TuringMachine.sized("1RB1LB_1LA1RZ", steps=6)
+        >>> liar = make_strategy("bisection", "A", "flip-step")
+        >>> play_bisection(tm, 6, 0, liar, b, seed=0).winner  # the lie gets through
+        'A'
     """
     if role not in ("A", "B"):
         raise RegistryError(f"role must be 'A' or 'B', got {role!r}")
@@ -296,6 +321,7 @@ def register_strategy(
             raise RegistryError(f"strategy {name!r} is already registered for {protocol} {role}")
         registry = _STRATEGIES.setdefault((protocol, role), SpecRegistry("strategy"))
         registry.add(name, factory)
+        plugins.note(factory)
         doc = (inspect.getdoc(factory) or "").split("\n")[0]
         _ABOUT[key] = _About(honest, doc)
         return factory
@@ -304,7 +330,15 @@ def register_strategy(
 
 
 def strategy_names(protocol: str, role: str) -> list[str]:
-    """Names registered for a protocol and role, honest first."""
+    """Names registered for a protocol and role, honest first.
+
+    Example:
+        >>> from proofgames import strategy_names
+        >>> strategy_names("bisection", "B")
+        ['honest', 'first', 'random', 'second']
+        >>> strategy_names("witness", "A")
+        ['honest', 'flip-step', 'guess', 'lie-output', 'malformed', 'random-step']
+    """
     keys = [k for k in _ABOUT if k[0] == protocol and k[1] == role]
     return [k[2] for k in sorted(keys, key=lambda k: (not _ABOUT[k].honest, k[2]))]
 
@@ -372,6 +406,20 @@ def make_strategy(protocol: str, role: str, text: str, **kwargs: Any) -> Player:
     Raises:
         RegistryError: no such strategy for ``protocol`` and ``role``.
         SpecError: a malformed spec or arguments that do not fit the factory.
+
+    Example:
+        >>> from proofgames import make_strategy, play
+        >>> liar = make_strategy("bisection", "A", "flip-step:at=0.3")
+        >>> liar.spec.label
+        'flip-step(at=0.3)'
+        >>> make_strategy("bisection", "A", "flip-step:at=0.3", at=0.25).spec.label  # code wins
+        'flip-step(at=0.25)'
+        >>> play("bisection", "bb2", claim=0, a=liar, b="honest").winner
+        'B'
+        >>> make_strategy("bisection", "A", "flip-step:at=often")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.SpecError: bad arguments for strategy 'flip-step': at must be float, ...
     """
     name, _ = parse_spec(text)
     _lookup(protocol, role, name)

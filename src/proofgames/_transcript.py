@@ -39,7 +39,31 @@ QueryFn = Callable[[IntArray], bytes]
 
 
 class TranscriptMachine(abc.ABC):
-    """An oracle machine as a transcript of ``length`` entries in ``range(alphabet)``."""
+    """An oracle machine as a transcript of ``length`` entries in ``range(alphabet)``.
+
+    Example:
+        A transcript ``1, 0, 1, 0``: each step negates the one before it.  A false claim
+        about its output loses a cross-examination debate:
+
+        >>> import numpy as np
+        >>> from proofgames import TranscriptMachine, make_strategy, play_cross_examination
+        >>> class Alternating(TranscriptMachine):
+        ...     name, length = "alternating", 4
+        ...     def relevant(self, t):
+        ...         return (t - 1,) if t else ()
+        ...     def is_query(self, t):
+        ...         return False
+        ...     def step_batch(self, t, values, oracle=None, rng=None):
+        ...         return 1 - values[:, 0] if t else np.ones(len(values), dtype=np.int64)
+        >>> m = Alternating()
+        >>> m.run().tolist(), m.output_position
+        ([1, 0, 1, 0], 3)
+        >>> out = play_cross_examination(
+        ...     m, claim=1, prover_a=make_strategy("cross-examination", "A", "flip-step"),
+        ...     prover_b=make_strategy("cross-examination", "B", "honest"), seed=0)
+        >>> out.winner, out.reason
+        ('B', 'step 1 is wrong: A wrote 1, it should be 0')
+    """
 
     name: str = "transcript-machine"
     length: int
@@ -147,6 +171,16 @@ class Step:
         query: for a query step, maps one value vector to the query bytes.
         label: human-readable description.
 
+    Example:
+        >>> import numpy as np
+        >>> from proofgames import Step, gates
+        >>> either = Step(relevant=(0, 1), fn=gates.OR, label="y[0] OR y[1]")
+        >>> either.fn(np.array([[0, 1], [0, 0]])).tolist()
+        [1, 0]
+        >>> ask = Step(relevant=(0, 1), query=lambda v: bytes(v.tolist()), label="ask about both")
+        >>> ask.fn is None, list(ask.query(np.array([1, 0])))
+        (True, [1, 0])
+
     """
 
     relevant: tuple[int, ...]
@@ -157,7 +191,24 @@ class Step:
 
 
 class ExplicitTranscriptMachine(TranscriptMachine):
-    """A transcript machine given step by step (see :class:`TranscriptBuilder`)."""
+    """A transcript machine given step by step (see :class:`TranscriptBuilder`).
+
+    Example:
+        NAND of the two input symbols, as an AND step and a NOT step:
+
+        >>> from proofgames import ExplicitTranscriptMachine, Step, gates
+        >>> m = ExplicitTranscriptMachine(
+        ...     [Step(relevant=(), inputs=(0, 1), fn=gates.AND, label="x[0] AND x[1]"),
+        ...      Step(relevant=(0,), fn=gates.NOT, label="NOT y[0]")],
+        ...     inputs=bytes([1, 1]), name="nand")
+        >>> m.run().tolist(), m.relevant(1), m.label(1)
+        ([1, 0], (0,), 'NOT y[0]')
+        >>> reads_ahead = [Step(relevant=(1,), fn=gates.NOT)]
+        >>> ExplicitTranscriptMachine(reads_ahead, name="ahead")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.MachineFormatError: ahead: step 0's relevant set points forward ...
+    """
 
     def __init__(
         self, steps: Sequence[Step], inputs: bytes = b"", alphabet: int = 2, name: str = "explicit"
@@ -232,6 +283,18 @@ class TranscriptBuilder:
         inputs: the input ``x`` (symbols).
         alphabet: entries lie in ``range(alphabet)``.
 
+    Example:
+        Ask the oracle whether the two input symbols differ, then negate its answer:
+
+        >>> from proofgames import FunctionOracle, OracleLedger, TranscriptBuilder, gates
+        >>> b = TranscriptBuilder(inputs=bytes([1, 0]))
+        >>> ask = b.query(lambda v: bytes(v.tolist()), inputs=[0, 1], label="differ?")
+        >>> same = b.gate(gates.NOT, relevant=[ask], label="same")
+        >>> m = b.build(name="same")
+        >>> ledger = OracleLedger(FunctionOracle(lambda z: int(z[0] != z[1])))
+        >>> m.run(ledger.view("V")).tolist(), m.is_query(ask), ledger.counts()["V"]
+        ([1, 0], True, 1)
+
     """
 
     def __init__(self, inputs: bytes = b"", alphabet: int = 2) -> None:
@@ -267,7 +330,19 @@ class TranscriptBuilder:
 
 
 class gates:
-    """Vectorized gate functions for :meth:`TranscriptBuilder.gate`."""
+    """Vectorized gate functions for :meth:`TranscriptBuilder.gate`.
+
+    Each maps a batch of value vectors, shape ``(n, k)``, to one bit per vector.
+
+    Example:
+        >>> import numpy as np
+        >>> from proofgames import gates
+        >>> v = np.array([[1, 1, 0], [1, 0, 0], [1, 1, 1]])
+        >>> gates.XOR(v).tolist(), gates.majority(v).tolist(), gates.AND(v).tolist()
+        ([0, 1, 1], [1, 0, 1], [0, 0, 1])
+        >>> gates.at_least(2)(v).tolist()
+        [1, 0, 1]
+    """
 
     @staticmethod
     def AND(v: IntArray) -> IntArray:

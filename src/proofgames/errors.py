@@ -7,27 +7,87 @@ from __future__ import annotations
 
 
 class ProofgamesError(Exception):
-    """Base class of every error raised by proofgames."""
+    """Base class of every error raised by proofgames.
+
+    Example:
+        Catch it to handle any bad input to proofgames in one place:
+
+        >>> from proofgames import ProofgamesError, TuringMachine, play
+        >>> for attempt in (lambda: play("nonsense"), lambda: TuringMachine.sized("1RZ", 1)):
+        ...     try:
+        ...         attempt()
+        ...     except ProofgamesError as exc:
+        ...         print(type(exc).__name__, "-", exc)  # doctest: +ELLIPSIS
+        ProofgamesError - unknown protocol 'nonsense'; choose one of bisection, ...
+        MachineFormatError - state A's group '1RZ' gives 1 symbol(s) ...
+    """
 
 
 class MachineFormatError(ProofgamesError, ValueError):
-    """A machine description (text format, table, relevant set) is malformed."""
+    """A machine description (text format, table, relevant set) is malformed.
+
+    Example:
+        >>> from proofgames import TuringMachine
+        >>> TuringMachine.sized("nonsense", 3)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.MachineFormatError: state A's group 'nonsense' has 8 characters; ...
+    """
 
 
 class ConfigurationError(ProofgamesError, ValueError):
-    """A configuration is not well formed for its machine (wrong size, bad symbol, ...)."""
+    """A configuration is not well formed for its machine (wrong size, bad symbol, ...).
+
+    Example:
+        A configuration of 3 cells, checked against a machine whose window is 4 cells:
+
+        >>> from proofgames import Configuration, TuringMachine
+        >>> tm = TuringMachine.sized("1RB1LB_1LA1RZ", steps=6)
+        >>> tm.validate(Configuration(state=0, head=1, tape=bytes(3)))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.ConfigurationError: configuration has 3 tape cells; ... uses S = 4
+    """
 
 
 class OracleError(ProofgamesError, ValueError):
-    """An oracle misbehaved, e.g. answered something that is not a bit."""
+    """An oracle misbehaved, e.g. answered something that is not a bit.
+
+    Example:
+        >>> from proofgames import FunctionOracle
+        >>> judge = FunctionOracle(lambda z: 2, name="judge")
+        >>> judge.answer(bytes([0]), None)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.OracleError: oracle 'judge' answered 2 to query [0]; an answer must ...
+    """
 
 
 class ProtocolError(ProofgamesError, ValueError):
-    """A protocol was invoked with arguments it cannot accept (e.g. ``steps <= 0``)."""
+    """A protocol was invoked with arguments it cannot accept (e.g. ``steps <= 0``).
+
+    Example:
+        >>> from proofgames import TuringMachine
+        >>> TuringMachine.sized("1RB1LB_1LA1RZ", steps=0)
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.ProtocolError: steps T must be positive, got 0
+    """
 
 
 class RegistryError(ProofgamesError, KeyError):
-    """A name is not registered, or was registered twice."""
+    """A name is not registered, or was registered twice.
+
+    Example:
+        It is also a ``KeyError``, with a readable message naming what is registered:
+
+        >>> from proofgames import make_strategy
+        >>> try:
+        ...     make_strategy("bisection", "A", "nobody")
+        ... except KeyError as exc:
+        ...     print(type(exc).__name__, "-", exc)  # doctest: +ELLIPSIS
+        RegistryError - no strategy 'nobody' for bisection prover A; registered: honest, ...
+    """
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable.
         return str(self.args[0]) if self.args else ""

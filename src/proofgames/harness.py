@@ -58,26 +58,44 @@ def resolve_instance(
             not take (``steps`` for stochastic and witness protocols, ``max_steps``
             for the others, ``max_sat_work`` outside ``witness``), or a limit that
             is not a positive integer.
+
+    Example:
+        >>> from proofgames import resolve_instance
+        >>> inst = resolve_instance("bisection", "tm:1RB1LB_1LA1RZ", steps=6)
+        >>> inst.name, inst.steps, inst.truth, inst.target.size
+        ('tm:1RB1LB_1LA1RZ', 6, 1, 4)
+        >>> resolve_instance("stochastic", "majority:n=3,p=0.8").p_accept
+        0.896
+        >>> resolve_instance("witness", "sat-small", steps=5)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.ProofgamesError: witness does not take --steps; it applies only to ...
     """
     info = get_protocol(protocol)
     spec = spec if spec is not None else info.defaults.machine
-    for name, value, kinds in (
-        ("steps", steps, ("configuration", "transcript")),
-        ("max-steps", max_steps, ("stochastic", "stochastic-witness")),
-        ("max-sat-work", max_sat_work, ("witness",)),
-    ):
-        if value is None:
-            continue
-        if type(value) is not int or value <= 0:
-            raise ProofgamesError(f"--{name} must be a positive integer, got {value!r}")
-        if info.instance not in kinds:
-            users = [p for p in protocol_names() if get_protocol(p).instance in kinds]
-            raise ProofgamesError(
-                f"{protocol} does not take --{name}; it applies only to {' and '.join(users)}"
-            )
     from . import _instances
 
-    return _instances.resolve(info.instance, spec, steps, max_steps, max_sat_work)
+    kind = _instances.get_instance_kind(info.instance)
+    given = {"steps": steps, "max_steps": max_steps, "max_sat_work": max_sat_work}
+    for name, value in given.items():
+        if value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if type(value) is not int or value <= 0:
+            raise ProofgamesError(f"{flag} must be a positive integer, got {value!r}")
+        if name not in kind.options:
+            users = [p for p in protocol_names() if name in _takes(p)]
+            raise ProofgamesError(
+                f"{protocol} does not take {flag}; it applies only to {' and '.join(users)}"
+            )
+    return _instances.resolve(info.instance, spec, **given)
+
+
+def _takes(protocol: str) -> tuple[str, ...]:
+    """The limits the instances of ``protocol`` take."""
+    from . import _instances
+
+    return _instances.get_instance_kind(get_protocol(protocol).instance).options
 
 
 def build_player(
@@ -104,8 +122,9 @@ def build_player(
 
 def default_claim(protocol: str, instance: Instance) -> int:
     """The claim A makes when none is given: the truth, else 1."""
-    if get_protocol(protocol).instance in ("witness", "stochastic-witness"):
-        return 1
+    claims = get_protocol(protocol).claims
+    if len(claims) == 1:
+        return claims[0]
     if instance.truth is not None:
         return instance.truth
     return 1
@@ -151,6 +170,18 @@ def play(
         params: stochastic protocols' parameters (``"paper"``, ``"lean"``, a file).
         progress: callback for long simulations.
         steps: T, when ``instance`` is given as a spec.
+
+    Example:
+        With nothing named, A claims the truth and plays it honestly against a disputer; a
+        false claim is argued by a liar against honest B:
+
+        >>> from proofgames import play
+        >>> out = play("cross-examination", "bb2")
+        >>> out.claim, out.winner, out.prover_a.label, out.prover_b.label
+        (1, 'A', 'honest', 'random')
+        >>> out = play("cross-examination", "bb2", claim=0)
+        >>> out.winner, out.prover_a.label, out.reason
+        ('B', 'flip-step(at=0.5)', 'step 13 is wrong: A wrote 8, it should be 4')
     """
     info, inst, claim, pa, pb = _prepare(protocol, instance, claim, a, b, steps, isolation)
     opts = Options(seed, timeout, params, progress)
@@ -181,6 +212,17 @@ def play_batch(
 
     Stochastic protocols run the debates in lockstep; deterministic ones play them one by
     one, debate ``i`` seeded by the ``i``-th child of ``SeedSequence(seed)``.
+
+    Example:
+        The optimal liar (:func:`~proofgames.stochastic.optimal.optimal_liar`) claims that a
+        majority of 3 votes, each 1 with probability 0.8, comes out 0.  Over 1000 debates it
+        is accepted about as often as its exact game value, 0.134, says:
+
+        >>> from proofgames import play_batch
+        >>> batch = play_batch("stochastic", "majority:n=3,p=0.8", claim=0, a="optimal",
+        ...                    b="honest", debates=1000, params="lean", seed=0)
+        >>> batch.debates, batch.acceptance, batch.forfeit_counts()
+        (1000, 0.131, {'A': 0, 'B': 0})
     """
     if type(debates) is not int or debates <= 0:
         raise ProofgamesError(f"debates must be a positive integer, got {debates!r}")
@@ -207,6 +249,11 @@ def _prepare(
     if isolation not in ISOLATIONS:
         raise ProofgamesError(f"isolation must be one of {ISOLATIONS}, got {isolation!r}")
     info = get_protocol(protocol)
+    if instance is not None and not isinstance(instance, (Instance, str)):
+        raise ProofgamesError(
+            f"instance must be a spec string or an Instance, got a {type(instance).__name__}; "
+            f"play a machine object with the protocol's own function (say, play_bisection)"
+        )
     inst = (
         instance if isinstance(instance, Instance) else resolve_instance(protocol, instance, steps)
     )

@@ -38,19 +38,20 @@ from typing import Any
 
 import numpy as np
 
-from . import wire
+from . import plugins, wire
 from ._isolation_child import ChildFailed, ChildProcess
 from ._registry import StrategySpec
 from .errors import ProofgamesError
+from .protocols import get_protocol, protocol_names
 from .protocols._catalog import Instance, Options
 from .protocols._common import describe_exception
-from .protocols._lockstep import Round
-from .protocols.bisection import BisectionState
+from .protocols._lockstep import round_dict
+from .protocols.bisection import state_dict
+from .protocols.roles import Method, wire_arguments
 from .strategies import check_instance, make_strategy
 
 __all__ = [
     "DEFAULT_TIMEOUT",
-    "ROLE_METHODS",
     "STARTUP_SECONDS",
     "IsolatedPlayer",
     "PartyError",
@@ -61,14 +62,15 @@ __all__ = [
 DEFAULT_TIMEOUT = 600.0  # seconds per call when the debate sets no timeout
 STARTUP_SECONDS = 60.0  # seconds a party's process has to answer the hello (or the timeout)
 CLOSE_GRACE = 1.0  # seconds the processes get to exit on their own at the end
-ROLE_METHODS: dict[str, dict[str, tuple[str, ...]]] = {
-    "bisection": {"A": ("final", "midpoint"), "B": ("dispute",)},
-    "cross-examination": {"A": ("commit", "entries"), "B": ("challenge",)},
-    "witness": {"A": ("witness", "commit", "entries"), "B": ("challenge",)},
-    "stochastic": {"A": ("announce", "coin"), "B": ("coin", "abort")},
-    "stochastic-witness": {"A": ("witnesses", "announce", "coin"), "B": ("coin", "abort")},
-}
 Party = str | Sequence[str]
+__all__ += ["round_dict", "state_dict"]  # plain forms, kept here for earlier releases' callers
+
+
+def __getattr__(name: str) -> Any:
+    """``ROLE_METHODS``, as earlier releases had it: derived from the protocols' roles."""
+    if name == "ROLE_METHODS":
+        return {p: get_protocol(p).role_methods() for p in protocol_names()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class PartyError(Exception):
@@ -133,7 +135,6 @@ class _Game:
     startup: float
     sampling: str
     links: list[_Link] = field(default_factory=list)
-    witness: bytes | None = None  # the witness V accepted (witness protocol), public
 
     def close(self) -> None:
         """Let every process exit on its own (stdin closed), then kill what is left."""
@@ -155,10 +156,11 @@ class _Link:
         self._startup = startup
         self._failed: Exception | None = None
         env = None
-        if argv[1:3] == ["-m", "proofgames.party"]:  # our own runner: make sure it imports us
-            src = str(Path(__file__).resolve().parent.parent)
+        if argv[1:3] == ["-m", "proofgames.party"]:  # our own runner: it imports us, and
+            src = str(Path(__file__).resolve().parent.parent)  # every plugin we registered
             old = os.environ.get("PYTHONPATH")
             env = dict(os.environ, PYTHONPATH=src + (os.pathsep + old if old else ""))
+            env = plugins.child_environment(env)
         try:
             self.child = ChildProcess(argv, label, env)
             self.child.send(hello, self.child.started + startup)
@@ -259,8 +261,8 @@ class _Link:
 class IsolatedPlayer:
     """V's handle on a party that runs in its own OS process: a proxy with the role's methods.
 
-    Each method V calls (``final``, ``entries``, ``abort``, ... -- see
-    :data:`ROLE_METHODS`) is sent to the process as ``{"type": "call", ...}``; the
+    Each method V calls (the methods the protocol's role declares: ``final``,
+    ``entries``, ``abort``, ...) is sent to the process as ``{"type": "call", ...}``; the
     decoded ``value`` of its result is returned, for V to canonicalize.  ``work`` and
     ``queries`` are the process's own reports (self-reported costs).
 
@@ -279,7 +281,7 @@ class IsolatedPlayer:
         self.work = 0
         self.queries = 0
         self._game, self._role, self._party = game, role, party
-        self._methods = ROLE_METHODS[game.protocol][role]
+        self._methods = {m.name: m for m in get_protocol(game.protocol).roles[role].methods}
         self._seeds = np.random.SeedSequence(seed)
         hello: dict[str, Any] = {
             "type": "hello", "protocol": game.protocol, "role": role,
@@ -315,69 +317,17 @@ class IsolatedPlayer:
         player.wait_ready()
         return player
 
-    def _forward(self, method: str, *args: Any) -> Any:
-        encoded, read = _arguments(self._game, method, args)
-        msg = self._link.call(method, encoded, read, self._game.timeout)
+    def _forward(self, name: str, *args: Any) -> Any:
+        method: Method = self._methods[name]
+        encoded, read = wire_arguments(method, args)
+        msg = self._link.call(name, encoded, read, self._game.timeout)
         for key in ("work", "queries"):
             if key in msg:
                 n = msg[key]
                 if type(n) is not int or n < 0:
                     raise PartyError(f"{self._link.label} reported {key} that is not a count")
                 setattr(self, key, n)
-        value = msg["value"]
-        if method == "witness":
-            self._game.witness = _accepted_witness(self._game.inst, value)
-        return value
-
-
-def _accepted_witness(inst: Instance, value: object) -> bytes | None:
-    """The witness V accepts from ``value`` (the same check as V's), or ``None``."""
-    try:
-        return bytes(inst.target.validate_witness(wire.as_bytes(value, "witness")))
-    except Exception:
-        return None
-
-
-def _arguments(
-    game: _Game, method: str, args: tuple[Any, ...]
-) -> tuple[list[Any], Callable[[Any], Any] | None]:
-    """The plain arguments of a role call (no context, no generator), and V's read callback."""
-    if method in ("final", "commit", "witness"):
-        return [], None
-    if method == "midpoint":
-        return [state_dict(args[1])], None
-    if method == "dispute":
-        return [state_dict(args[1]), wire.configuration_dict(args[2])], None
-    if method == "entries":
-        return [np.asarray(args[1], dtype=np.int64)], None
-    if method == "challenge":
-        return ([game.witness] if game.protocol == "witness" else []), args[1]
-    if method in ("announce", "coin"):
-        return [round_dict(args[0])], None
-    if method == "abort":
-        return [round_dict(args[0]), args[2], args[3]], None
-    if method == "witnesses":
-        return [int(args[1])], None
-    raise PartyError(f"no wire form for method {method!r}")  # pragma: no cover
-
-
-def state_dict(s: BisectionState) -> dict[str, Any]:
-    """A bisection state as plain data (what ``midpoint`` and ``dispute`` receive)."""
-    return {
-        "start": wire.configuration_dict(s.start),
-        "end": wire.configuration_dict(s.end),
-        "length": s.length,
-        "start_time": s.start_time,
-        "round": s.round,
-    }
-
-
-def round_dict(r: Round) -> dict[str, Any]:
-    """A stochastic round as plain data (the party's view; no generator, no sampler)."""
-    return {
-        "t": r.t, "n": r.n, "rows": r.rows, "values": r.values, "is_query": r.is_query,
-        "p": r.p, "prefix": r.prefix, "claim": r.claim, "params": r.params.to_dict(),
-    }  # fmt: skip
+        return msg["value"]
 
 
 def _kind(msg: object) -> str | None:
@@ -407,7 +357,7 @@ def isolated_players(
     """Start both parties' processes; yield their proxies; kill every process at the end.
 
     Args:
-        protocol: a protocol in :data:`ROLE_METHODS`.
+        protocol: a registered protocol.
         inst: the instance (its ``description`` goes to each process).
         claim: what A asserts.
         a, b: registered strategy specs or commands.
@@ -415,11 +365,11 @@ def isolated_players(
             :data:`DEFAULT_TIMEOUT`; ``seed``: each process gets its own seed from it).
 
     Raises:
-        ProofgamesError: an unknown spec, a party that is neither spec nor command, an
-            instance without a description, or a protocol with no wire form.
+        ProofgamesError: an unknown spec, a party that is neither spec nor command, or an
+            instance without a description.
     """
-    if protocol not in ROLE_METHODS:
-        raise ProofgamesError(f"process isolation has no message schema for {protocol!r}")
+    if protocol not in protocol_names():
+        raise ProofgamesError(f"unknown protocol {protocol!r}")
     if not inst.description:
         raise ProofgamesError(f"instance {inst.name!r} has no description to send a party")
     timeout = DEFAULT_TIMEOUT if opts.timeout is None else float(opts.timeout)

@@ -26,17 +26,15 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from . import wire
+from . import plugins, wire
+from ._instances import get_instance_kind
 from ._oracle import OracleLedger
-from .errors import ProtocolError
+from .errors import ProofgamesError, ProtocolError
 from .harness import resolve_instance
-from .isolation import ROLE_METHODS
-from .protocols import get_protocol
+from .protocols import get_protocol, protocol_names
 from .protocols._catalog import Instance
 from .protocols._common import GameContext, describe_exception
-from .protocols._lockstep import LockstepParty, Round, Sampler
-from .protocols.bisection import BisectionState
-from .stochastic.params import StochasticParams
+from .protocols.roles import party_arguments
 from .strategies import make_strategy
 
 USAGE = "usage: python -m proofgames.party STRATEGY-SPEC  (speaks docs/wire.md on stdin/stdout)"
@@ -77,15 +75,9 @@ def rebuild_instance(protocol: str, description: object) -> Instance:
     """The instance V described, rebuilt here; refuse if the rebuild differs."""
     if type(description) is not dict or type(description.get("spec")) is not str:
         raise ProtocolError("the hello's instance has no spec to rebuild it from")
-    kind = get_protocol(protocol).instance
-    steps = description.get("steps") if kind in ("configuration", "transcript") else None
-    inst = resolve_instance(
-        protocol,
-        description["spec"],
-        steps,
-        max_steps=description.get("max_steps"),
-        max_sat_work=description.get("max_sat_work"),
-    )
+    kind = get_instance_kind(get_protocol(protocol).instance)
+    limits = {k: description[k] for k in kind.options if description.get(k) is not None}
+    inst = resolve_instance(protocol, description["spec"], **limits)
     if inst.description != description:
         raise ProtocolError(f"the instance rebuilt here differs from V's: {inst.description}")
     return inst
@@ -95,91 +87,69 @@ def _int(msg: dict[str, Any], key: str) -> int:
     return wire.as_int(msg.get(key), f"the hello's {key}")
 
 
-class Server:
+class Session:
     """One registered strategy playing one role, with its own context and randomness.
+
+    Everything protocol-specific comes from the protocol's declared roles
+    (:class:`~proofgames.protocols.ProtocolInfo` ``.roles``): which methods may be
+    called, how each call's plain arguments become the typed ones the strategy expects,
+    and what happens after an answer.  This class implements
+    :class:`~proofgames.protocols.roles.PartySide`, what those declarations see.
 
     Args:
         spec: the strategy spec (``"honest"``, ``"flip-step:at=0.25"``).
         hello: the decoded hello message.
-        channel: the wire, for reads during ``challenge``.
+        channel: the wire, for reads during a call that relays them.
     """
 
     def __init__(self, spec: str, hello: dict[str, Any], channel: Channel) -> None:
-        self.protocol = wire.as_choice(hello.get("protocol"), tuple(ROLE_METHODS), "protocol")
+        protocol = wire.as_choice(hello.get("protocol"), tuple(protocol_names()), "protocol")
+        self.info = get_protocol(protocol)
         self.role = wire.as_choice(hello.get("role"), ("A", "B"), "role")
-        self.claim, seed = _int(hello, "claim"), _int(hello, "seed")
+        claim, seed = _int(hello, "claim"), _int(hello, "seed")
         self.sampling = str(hello.get("sampling", "binomial"))
-        self.inst = rebuild_instance(self.protocol, hello.get("instance"))
-        self.player: Any = make_strategy(self.protocol, self.role, spec)
+        self.inst = rebuild_instance(protocol, hello.get("instance"))
+        self.player: Any = make_strategy(protocol, self.role, spec)
         self.rng = np.random.default_rng(seed)
-        self._sample_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+        self.sample_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
         self.view = OracleLedger(self.inst.oracle).view(self.role)
         self.channel = channel
-        self._party: LockstepParty | None = None
-        self._counts = np.zeros(0, dtype=np.int64)
-        self._revealed = 0
-        target = self.inst.target
-        if "witness" in hello and self.protocol == "stochastic-witness":
-            target = target.machine(target.validate_witness(wire.as_bytes(hello["witness"], "w")))
-        self.machine = target
-        steps = self.inst.steps if self.protocol == "bisection" else self._length(target)
-        self.ctx = GameContext(target, steps, self.claim, self.view, self.rng)
-
-    @staticmethod
-    def _length(machine: Any) -> int:
-        return int(getattr(machine, "steps", getattr(machine, "length", 0)))
+        self.samples: Any = None
+        self.state: dict[str, Any] = {}
+        self.target: Any = self.inst.target
+        if "witness" in hello:  # a fresh player for one witness's debate: play on M(x, w)
+            w = self.target.validate_witness(wire.as_bytes(hello["witness"], "witness"))
+            self.target = self.target.machine(w)
+        self.ctx = GameContext(self.target, self.inst.steps, claim, self.view, self.rng)
 
     def costs(self) -> dict[str, int]:
         """What this process reports: the strategy's work and its oracle queries (or samples)."""
         work = getattr(self.player, "work", 0)
-        stochastic = self.protocol.startswith("stochastic")
-        queries = int(self._counts.sum()) if stochastic else self.view.queries
+        queries = self.view.queries if self.samples is None else int(self.samples.sum())
         return {"work": work if type(work) is int and work >= 0 else 0, "queries": queries}
 
     def call(self, method: object, args: object) -> Any:
         """Run one role method on the decoded arguments."""
-        if type(method) is not str or method not in ROLE_METHODS[self.protocol][self.role]:
-            raise ProtocolError(f"prover {self.role} of {self.protocol} has no method {method!r}")
-        if type(args) is not list:
-            raise ProtocolError("a call's args must be a list")
-        return getattr(self, "_" + method)(*args)
-
-    # ---------------------------------------------------------- deterministic roles
-    def _final(self) -> Any:
-        return self.player.final(self.ctx)
-
-    def _midpoint(self, state: Any) -> Any:
-        return self.player.midpoint(self.ctx, bisection_state(state))
-
-    def _dispute(self, state: Any, midpoint: Any) -> Any:
-        mid = wire.as_configuration(midpoint, "midpoint")
-        return self.player.dispute(self.ctx, bisection_state(state), mid)
-
-    def _commit(self) -> Any:
-        return self.player.commit(self.ctx)
-
-    def _entries(self, positions: Any) -> Any:
-        return self.player.entries(self.ctx, np.array(wire.as_positions(positions, "positions")))
-
-    def _witness(self) -> Any:
-        value = self.player.witness(self.ctx)
-        try:  # mirror V: once a well-formed witness is sent, A plays on M(x, w)
-            w = self.inst.target.validate_witness(wire.as_bytes(value, "witness"))
-        except Exception:
-            return value
-        self._play_on(self.inst.target.machine(w))
+        try:
+            m = self.info.roles[self.role].method(method)
+        except ProtocolError as exc:
+            raise ProtocolError(f"prover {self.role} of {self.info.name}: {exc}") from None
+        value = getattr(self.player, m.name)(*party_arguments(m, args, self))
+        if m.after is not None:
+            m.after(self, value)
         return value
 
-    def _challenge(self, *witness: Any) -> Any:
-        if self.protocol == "witness":
-            problem = self.inst.target
-            self._play_on(problem.machine(problem.validate_witness(witness[0])))
-        return self.player.challenge(self.ctx, self._read)
+    def play_on(self, witness: object) -> GameContext:
+        """Switch to M(x, ``witness``) (a witness V accepted) and return the new context."""
+        w = self.inst.target.validate_witness(wire.as_bytes(witness, "witness"))
+        if self.ctx.witness != w:
+            machine = self.inst.target.machine(w)
+            self.ctx = GameContext(
+                machine, machine.length, self.ctx.claim, self.view, self.rng, witness=w
+            )
+        return self.ctx
 
-    def _play_on(self, machine: Any) -> None:
-        self.ctx = GameContext(machine, machine.length, self.claim, self.view, self.rng)
-
-    def _read(self, positions: Any) -> Any:
+    def read(self, positions: Any) -> Any:
         """B's questions to A, relayed through V (which answers or refuses)."""
         self.channel.send({"type": "read", "positions": wire.as_positions(positions, "read")})
         msg = self.channel.receive()
@@ -189,66 +159,11 @@ class Server:
             raise ProtocolError(f"V refused the read: {msg.get('message')}")
         raise ProtocolError("V did not answer the read")
 
-    # ------------------------------------------------------------- stochastic roles
-    def _witnesses(self, n: Any) -> Any:
-        return self.player.witnesses(self.inst.target, wire.as_int(n, "n"), self.rng)
 
-    def _announce(self, r: Any) -> Any:
-        return self._with_round(r, lambda rr: self.player.announce(rr, self.rng))
-
-    def _coin(self, r: Any) -> Any:
-        return self._with_round(r, lambda rr: self.player.coin(rr, self.rng))
-
-    def _abort(self, r: Any, announced: Any, bits: Any) -> Any:
-        ann = np.asarray(announced, dtype=np.float64)
-        seen = None if bits is None else np.asarray(bits, dtype=np.int64)
-        return self._with_round(r, lambda rr: self.player.abort(rr, self.rng, ann, seen))
-
-    def _with_round(self, r: Any, move: Any) -> Any:
-        return move(self.round(r))
-
-    def round(self, d: Any) -> Round:
-        """The party's :class:`Round` from its plain form, sampled by this process.
-
-        The first round sets up this process's own lockstep party (machine, parameters,
-        sampler, transcript); every round then reveals the bits of the prefix not yet seen.
-        """
-        t = wire.as_int(d["t"], "t")
-        rows = np.asarray(d["rows"], dtype=np.int64)
-        if self._party is None:
-            size = int(rows.max()) + 1 if rows.size else 1
-            self._counts = np.zeros(size, dtype=np.int64)
-            sampler = Sampler(
-                self.machine, self.sampling, self._sample_rng, self._counts, self.view
-            )
-            params = StochasticParams(**d["params"])
-            self._party = LockstepParty(self.role, self.player, self.machine, params, sampler)
-            self._party.start(size)
-        if rows.size and int(rows.max()) >= self._counts.size:
-            raise ProtocolError("a round names a debate that was not running at the start")
-        prefix = np.asarray(d["prefix"], dtype=np.int64).reshape(rows.size, t)
-        for done in range(self._revealed, t):
-            self._party.reveal(rows, done, prefix[:, done])
-        self._revealed = max(self._revealed, t)
-        values = np.asarray(d["values"], dtype=np.int64)
-        p = np.asarray(d["p"], dtype=np.float64)
-        return self._party.round(t, rows, values, p, self.claim)
+Server = Session  # the name of earlier releases
 
 
-def bisection_state(d: Any) -> BisectionState:
-    """A :class:`BisectionState` from its plain form (``isolation.state_dict``)."""
-    if type(d) is not dict:
-        raise ProtocolError("a bisection state must be an object")
-    return BisectionState(
-        wire.as_configuration(d.get("start"), "start"),
-        wire.as_configuration(d.get("end"), "end"),
-        wire.as_int(d.get("length"), "length"),
-        wire.as_int(d.get("start_time"), "start_time"),
-        wire.as_int(d.get("round"), "round"),
-    )
-
-
-def serve(server: Server, channel: Channel) -> int:
+def serve(server: Session, channel: Channel) -> int:
     """Answer calls until V closes the channel."""
     while (msg := channel.receive()) is not None:
         try:
@@ -269,13 +184,18 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, file=sys.stderr)
         return 2
     channel = Channel()
+    try:
+        plugins.load()
+    except ProofgamesError as exc:
+        channel.send({"type": "error", "message": str(exc)[:2000]})
+        return 1
     hello = channel.receive()
     if hello is None:
         return 0
     try:
         if type(hello) is not dict or hello.get("type") != "hello":
             raise ProtocolError("the first message must be the hello")
-        server = Server(args[0], hello, channel)
+        server = Session(args[0], hello, channel)
     except Exception as exc:
         channel.send({"type": "error", "message": describe_exception(exc)[:2000]})
         return 1

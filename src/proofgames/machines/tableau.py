@@ -40,6 +40,19 @@ class TableauTranscript(TranscriptMachine):
         machine: a Turing machine without query states.
         steps: T, the number of steps.
 
+    Example:
+        >>> from proofgames import TableauTranscript, TuringMachine
+        >>> tm = TuringMachine.sized("1RB1LB_1LA1RZ", steps=6)
+        >>> tab = TableauTranscript(tm, steps=6)
+        >>> y = tab.run()  # small enough to materialize: (6 + 2) rows x 4 cells
+        >>> int(y[tab.output_position])  # the machine halts within 6 steps
+        1
+        >>> row = y[tab.position(6, 0) : tab.position(7, 0)]  # the configuration at T = 6
+        >>> tab.decode_row(row) == tm.advance(tm.initial(), 6)
+        True
+        >>> tab.locate(tab.output_position), tab.relevant(tab.output_position)
+        (('out', 6, 3), (30, 27))
+
     """
 
     def __init__(self, machine: TuringMachine, steps: int) -> None:

@@ -176,6 +176,26 @@ class TuringMachine(ConfigurationMachine):
         query_width: number of cells, from the head rightwards, that form a query.
         name: name used in outcome records.
 
+    Example:
+        The 2-state busy beaver halts at step 6 in a window of 4 cells; in 2 cells it runs
+        off the edge into the absorbing OVERFLOW state instead:
+
+        >>> from proofgames import FunctionOracle, OracleLedger, TuringMachine
+        >>> tm = TuringMachine.sized("1RB1LB_1LA1RZ", steps=6)
+        >>> tm.size, tm.known_output, tm.accepts(tm.advance(tm.initial(), 5))
+        (4, 1, 0)
+        >>> cramped = TuringMachine("1RB1LB_1LA1RZ", space=2)
+        >>> cramped.program.state_name(cramped.advance(cramped.initial(), 6).state)
+        'OVERFLOW'
+
+        An oracle machine: in query state B the oracle's answer about the cell under the
+        head picks B's transition (0: write 0 and go on in A, 1: halt):
+
+        >>> q = TuringMachine("1RB1RB_0RA1RZ", space=8, origin=0, query_states=["B"])
+        >>> ledger = OracleLedger(FunctionOracle(lambda z: 1))
+        >>> q.accepts(q.advance(q.initial(), 6, ledger.view("V"))), ledger.counts()["V"]
+        (1, 1)
+
     """
 
     def __init__(

@@ -1,5 +1,12 @@
-"""The debate protocols, one file each."""
+"""The debate protocols, one file each, and what a new protocol is built from.
 
+A protocol is one file: its rules and bounds in the docstring, its roles declared once
+(:mod:`proofgames.protocols.roles`), V's play as pure code over :class:`Debate` (the one
+driver of calls into the parties: forfeits, timeouts, the message log and the costs),
+and one :func:`register_protocol` call.  ``docs/extending.md`` walks through one.
+"""
+
+from . import roles
 from ._batch import Batch, BatchResult
 from ._catalog import (
     Defaults,
@@ -10,7 +17,7 @@ from ._catalog import (
     protocol_names,
     register_protocol,
 )
-from ._common import Costs, Forfeit, GameContext, Message, Outcome
+from ._common import Costs, Debate, Forfeit, GameContext, Message, Outcome
 from ._lockstep import ForfeitCount, Round
 from .bisection import BisectionState, play_bisection, recurse
 from .cross_examination import play_cross_examination
@@ -28,6 +35,7 @@ __all__ = [
     "Options",
     "Round",
     "Costs",
+    "Debate",
     "Forfeit",
     "GameContext",
     "Message",
@@ -44,4 +52,5 @@ __all__ = [
     "protocol_names",
     "recurse",
     "register_protocol",
+    "roles",
 ]

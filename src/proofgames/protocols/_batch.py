@@ -34,6 +34,21 @@ class Batch:
         params: the stochastic parameters (``None`` for deterministic protocols).
         details: protocol-specific facts (e.g. the witnesses sent and how often).
         seconds: wall time.
+
+    Example:
+        A lies about the 2-state busy beaver (it halts by T = 6; A claims it does not).
+        Over 20 debates, a B who disputes halves at random lets the lie through most of
+        the time; the honest B never does:
+
+        >>> from proofgames import play_batch
+        >>> lazy = play_batch("bisection", "bb2", claim=0, a="flip-step", b="random", debates=20)
+        >>> lazy.debates, lazy.acceptance, lazy.forfeit_counts()
+        (20, 0.9, {'A': 0, 'B': 0})
+        >>> lazy.to_dict()["accepted"], lazy.prover_a.label, lazy.prover_b.label
+        (18, 'flip-step(at=0.5)', 'random')
+        >>> honest = play_batch("bisection", "bb2", claim=0, a="flip-step", b="honest", debates=20)
+        >>> honest.acceptance
+        0.0
     """
 
     protocol: str

@@ -97,6 +97,18 @@ class Outcome:
             the stochastic parameters.
         isolation: ``"in-process"`` or ``"process"``.
 
+    Example:
+        >>> from proofgames import play
+        >>> out = play("bisection", "bb2", claim=0, a="flip-step", b="honest", seed=0)
+        >>> out.verdict, out.winner, out.reason
+        (0, 'B', "A's configurations at times 2 and 3 are not one step apart")
+        >>> out.costs.rounds, out.costs.verifier_reads, out.costs.verifier_read_unit
+        (3, 5, 'configurations')
+        >>> " ".join(f"{m.sender}:{m.kind}" for m in out.messages[:3])
+        'A:final A:midpoint B:dispute'
+        >>> out.to_dict(messages=False)["prover_a"]
+        {'name': 'flip-step', 'args': {'at': 0.5}}
+
     """
 
     protocol: str
@@ -188,6 +200,7 @@ class GameContext:
         oracle: this player's counted oracle access.
         rng: this player's own random generator.
         progress: optional callback for long simulations (steps done).
+        witness: the witness V accepted, when the debate is on M(x, w) (public).
 
     """
 
@@ -197,6 +210,7 @@ class GameContext:
     oracle: OracleView
     rng: np.random.Generator
     progress: Callable[[int], None] | None = None
+    witness: bytes | None = None
 
 
 class Party:
@@ -350,6 +364,7 @@ class Debate:
         steps: int,
         claim: int,
         progress: Callable[[int], None] | None,
+        witness: bytes | None = None,
     ) -> GameContext:
         """What ``party`` sees: its own copy of the instance, its oracle view and its RNG."""
         return GameContext(
@@ -359,6 +374,7 @@ class Debate:
             self._party_ledgers[party].view(party),
             self.rng[party],
             progress,
+            witness,
         )
 
     def say(self, round: int, sender: str, kind: str, content: Any) -> None:

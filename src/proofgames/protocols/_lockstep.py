@@ -29,6 +29,7 @@ from ..stochastic.model import FloatArray, StochasticMachine
 from ..stochastic.params import StochasticParams
 from ..wire import Malformed, as_int
 from ._common import describe_exception, reported_queries
+from .roles import PartySide
 
 PER_SAMPLE_LIMIT = 50_000_000  # samples x debates drawn one by one in one call
 COUNTER_LIMIT = 2**62  # the most samples one party's per-debate counter may reach
@@ -273,3 +274,49 @@ def _frozen(x: NDArray[Any]) -> NDArray[Any]:
     out = np.array(x, copy=True)
     out.setflags(write=False)
     return out
+
+
+def round_dict(r: Round) -> dict[str, Any]:
+    """A round as plain data (the party's view; no generator, no sampler)."""
+    return {
+        "t": r.t, "n": r.n, "rows": r.rows, "values": r.values, "is_query": r.is_query,
+        "p": r.p, "prefix": r.prefix, "claim": r.claim, "params": r.params.to_dict(),
+    }  # fmt: skip
+
+
+class _PartyLockstep:
+    """A party process's own lockstep state: its party, its counts, the bits it has seen."""
+
+    def __init__(self, side: PartySide, d: dict[str, Any], rows: IntArray) -> None:
+        size = int(rows.max()) + 1 if rows.size else 1
+        side.samples = np.zeros(size, dtype=np.int64)
+        sampler = Sampler(side.target, side.sampling, side.sample_rng, side.samples, side.view)
+        params = StochasticParams(**d["params"])
+        self.party = LockstepParty(side.role, side.player, side.target, params, sampler)
+        self.party.start(size)
+        self.size = size
+        self.revealed = 0
+
+
+def party_round(d: Any, side: PartySide) -> Round:
+    """The party's :class:`Round` from its plain form, sampled by the party's own process.
+
+    The first round sets up the process's own lockstep party (machine, parameters,
+    sampler, transcript); every round then reveals the bits of the prefix not yet seen.
+    """
+    if type(d) is not dict:
+        raise ProtocolError("a round must be an object")
+    t = as_int(d.get("t"), "t")
+    rows = np.asarray(d.get("rows"), dtype=np.int64)
+    own = side.state.get("lockstep")
+    if own is None:
+        own = side.state["lockstep"] = _PartyLockstep(side, d, rows)
+    if rows.size and int(rows.max()) >= own.size:
+        raise ProtocolError("a round names a debate that was not running at the start")
+    prefix = np.asarray(d.get("prefix"), dtype=np.int64).reshape(rows.size, t)
+    for done in range(own.revealed, t):
+        own.party.reveal(rows, done, prefix[:, done])
+    own.revealed = max(own.revealed, t)
+    values = np.asarray(d.get("values"), dtype=np.int64)
+    p = np.asarray(d.get("p"), dtype=np.float64)
+    return own.party.round(t, rows, values, p, side.ctx.claim)

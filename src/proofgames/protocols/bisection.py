@@ -42,9 +42,10 @@ from typing import Protocol
 from .._configuration import Configuration, ConfigurationMachine
 from .._oracle import Oracle
 from ..errors import ProtocolError
-from ..wire import as_choice, as_configuration
+from ..wire import as_choice, as_configuration, as_int, configuration_dict
 from ._catalog import Defaults, Instance, Options, ProtocolInfo, refuse_params, register_protocol
 from ._common import Debate, Forfeit, GameContext, Outcome
+from .roles import CONFIGURATION, CONTEXT, Method, Role, sent
 
 NAME = "bisection"
 FIRST, SECOND = "first", "second"
@@ -116,6 +117,38 @@ class BisectionB(Protocol):
         ...
 
 
+def state_dict(s: BisectionState) -> dict[str, object]:
+    """A bisection state as plain data (what ``midpoint`` and ``dispute`` receive)."""
+    return {
+        "start": configuration_dict(s.start),
+        "end": configuration_dict(s.end),
+        "length": s.length,
+        "start_time": s.start_time,
+        "round": s.round,
+    }
+
+
+def bisection_state(d: object) -> BisectionState:
+    """A :class:`BisectionState` from its plain form (:func:`state_dict`)."""
+    if type(d) is not dict:
+        raise ProtocolError("a bisection state must be an object")
+    return BisectionState(
+        as_configuration(d.get("start"), "start"),
+        as_configuration(d.get("end"), "end"),
+        as_int(d.get("length"), "length"),
+        as_int(d.get("start_time"), "start_time"),
+        as_int(d.get("round"), "round"),
+    )
+
+
+STATE = sent(
+    "state",
+    '{"start": conf, "end": conf, "length": int, "start_time": int, "round": int}',
+    decode=lambda x, side: bisection_state(x),
+    encode=state_dict,
+)
+
+
 def _copy_state(s: BisectionState) -> BisectionState:
     """A fresh state for a party (changing it changes nothing V holds)."""
     return BisectionState(
@@ -151,6 +184,21 @@ def play_bisection(
         seed: root seed; A, B and V get independent streams.
         timeout: seconds allowed per strategy call (checked after it returns).
         progress: callback for long simulations.
+
+    Example:
+        The 4-state busy beaver halts at step 107.  A claims it does not, lying from 30% of
+        the run on; honest B corners the lie in ceil(log2 107) = 7 rounds, V reading 9
+        configurations and checking one step:
+
+        >>> from proofgames import TuringMachine, make_strategy, play_bisection
+        >>> tm = TuringMachine.sized("1RB1LB_1LA0LC_1RZ1LD_1RD0RA", steps=107)
+        >>> out = play_bisection(tm, 107, claim=0,
+        ...     prover_a=make_strategy("bisection", "A", "flip-step:at=0.3"),
+        ...     prover_b=make_strategy("bisection", "B", "honest"), seed=0)
+        >>> out.winner, out.reason
+        ('B', "A's configurations at times 31 and 32 are not one step apart")
+        >>> out.costs.rounds, out.costs.verifier_reads, out.costs.verifier_steps
+        (7, 9, 1)
 
     """
     if type(steps) is not int or steps <= 0:
@@ -264,10 +312,24 @@ INFO = register_protocol(
         play=play_bisection,
         defaults=Defaults("bb5"),
         run=_run,
-        messages={
-            "final": "A -> V: a configuration {state: int, head: int, tape: bytes}",
-            "midpoint": "A -> V: the configuration at state.midpoint_time (same form)",
-            "dispute": 'B -> V: "first" or "second"',
+        roles={
+            "A": Role(
+                BisectionA,
+                (
+                    Method("final", (CONTEXT,), "conf: the configuration after T steps"),
+                    Method("midpoint", (CONTEXT, STATE), "conf at state.midpoint_time"),
+                ),
+            ),
+            "B": Role(
+                BisectionB,
+                (
+                    Method(
+                        "dispute",
+                        (CONTEXT, STATE, CONFIGURATION.renamed("midpoint")),
+                        '"first" or "second": the half B says A lied about',
+                    ),
+                ),
+            ),
         },
     )
 )

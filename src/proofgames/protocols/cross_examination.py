@@ -38,6 +38,7 @@ from ..errors import ProtocolError
 from ..wire import Malformed, as_int, as_int_array, as_positions
 from ._catalog import Defaults, Instance, Options, ProtocolInfo, refuse_params, register_protocol
 from ._common import Debate, Forfeit, GameContext, Outcome
+from .roles import CONTEXT, POSITIONS, READ, Method, Role
 
 NAME = "cross-examination"
 Reader = Callable[[Any], IntArray]
@@ -266,6 +267,20 @@ def play_cross_examination(
         timeout: seconds allowed per strategy call (checked after it returns).
         progress: callback for long simulations.
 
+    Example:
+        The tableau of the 4-state busy beaver's 107 steps has 1526 entries.  A falsifies
+        one to claim the machine does not halt; honest B finds the bad entry and V reads
+        just 5 entries to confirm it:
+
+        >>> from proofgames import TableauTranscript, TuringMachine
+        >>> from proofgames import make_strategy, play_cross_examination
+        >>> tm = TuringMachine.sized("1RB1LB_1LA0LC_1RZ1LD_1RD0RA", steps=107)
+        >>> out = play_cross_examination(TableauTranscript(tm, 107), claim=0,
+        ...     prover_a=make_strategy("cross-examination", "A", "flip-step"),
+        ...     prover_b=make_strategy("cross-examination", "B", "honest"), seed=0)
+        >>> out.winner, out.reason, out.costs.verifier_reads
+        ('B', 'step 764 is wrong: A wrote 13, it should be 7', 5)
+
     """
     if claim not in (0, 1):
         raise ProtocolError(f"claim must be 0 or 1, got {claim!r}")
@@ -274,6 +289,17 @@ def play_cross_examination(
     ctx_a = d.context("A", machine, steps, claim, progress)
     ctx_b = d.context("B", machine, steps, claim, progress)
     return cross_examine(d, machine, claim, ctx_a, ctx_b)
+
+
+COMMIT = Method("commit", (CONTEXT,), "anything (ignored): A fixes its transcript")
+ENTRIES = Method(
+    "entries",
+    (CONTEXT, POSITIONS),
+    "k ints in 0 .. alphabet-1, the same for a position asked twice",
+)
+CHALLENGE = Method(
+    "challenge", (CONTEXT, READ), "an int: the position B disputes (B may send reads first)"
+)
 
 
 def _run(inst: Instance, claim: int, a: object, b: object, opts: Options) -> Outcome:
@@ -296,10 +322,9 @@ INFO = register_protocol(
         play=play_cross_examination,
         defaults=Defaults("bb5"),
         run=_run,
-        messages={
-            "commit": "V -> A: commit to a transcript (the reply is ignored)",
-            "entries": "V or B -> A: positions (int64 array); A -> V: the values (int array)",
-            "challenge": "B -> V: a position (int); B may send reads first",
+        roles={
+            "A": Role(CrossExaminationA, (COMMIT, ENTRIES)),
+            "B": Role(CrossExaminationB, (CHALLENGE,)),
         },
     )
 )

@@ -63,7 +63,10 @@ from ._lockstep import (
     Round,
     Sampler,
     own_copy,
+    party_round,
+    round_dict,
 )
+from .roles import RNG, Method, Role, sent
 
 NAME = "stochastic"
 SAMPLING = ("binomial", "per-sample", "oracle")
@@ -100,6 +103,24 @@ class StochasticB(Protocol):
     ) -> object:
         """Whether B aborts each debate, as booleans (``bits`` is None before the coin)."""
         ...
+
+
+ROUND = sent(
+    "r",
+    '{"t": int, "n": int, "rows": int64[n], "values": int64[n, |I(t)|], "is_query": bool, '
+    '"p": float64[n], "prefix": int64[n, t], "claim": int, "params": object}',
+    decode=party_round,
+    encode=round_dict,
+)
+ANNOUNCED = sent("announced", "float64[n]", decode=lambda x, side: np.asarray(x, dtype=np.float64))
+BITS = sent(
+    "bits",
+    "int64[n] or null (null: B decides before the coin)",
+    decode=lambda x, side: None if x is None else np.asarray(x, dtype=np.int64),
+)
+ANNOUNCE = Method("announce", (ROUND, RNG), "float64[n] in [0, 1]: A's claimed p_t")
+COIN = Method("coin", (ROUND, RNG), "float64[n] in [0, 1): a share of the coin (paper coin)")
+ABORT = Method("abort", (ROUND, RNG, ANNOUNCED, BITS), "bool[n]: whether B aborts each debate")
 
 
 def _check(
@@ -393,6 +414,22 @@ def play_stochastic(
     only the last bit); ``verifier_queries`` and ``prover_queries`` are the oracle samples
     each party called for (with known probabilities they are drawn as binomials; with
     ``sampling="oracle"`` each is a real call).
+
+    Example:
+        Three votes, each 1 with probability 0.8: their majority is 1 with probability
+        0.896.  A claims it is 0, shading every announcement toward 0 by 90% of B's abort
+        threshold; honest B aborts in round 1 and V's own estimate sides with B:
+
+        >>> from proofgames import machine_params, make_stochastic_machine, make_strategy
+        >>> from proofgames import play_stochastic
+        >>> m = make_stochastic_machine("majority:n=3,p=0.8")
+        >>> out = play_stochastic(m, machine_params("lean", m), 0,
+        ...     make_strategy("stochastic", "A", "evade:margin=0.9"),
+        ...     make_strategy("stochastic", "B", "honest"), seed=0)
+        >>> out.winner, out.reason
+        ('B', "B aborted in round 1; V's own estimate disagrees with A's announcement")
+        >>> out.costs.rounds, out.costs.verifier_queries, out.details["abort_round"]
+        (2, 716101, 1)
     """
     rounds: list[dict[str, Any]] = []
     res = play_stochastic_batch(
@@ -480,10 +517,9 @@ INFO = register_protocol(
         ),
         run=_run,
         run_batch=_run_batch,
-        messages={
-            "announce": "A -> V: r.n probabilities in [0, 1] (float array)",
-            "coin": "A and B -> V: r.n shares in [0, 1) (float array; paper coin only)",
-            "abort": "B -> V: r.n booleans (bool array)",
+        roles={
+            "A": Role(StochasticA, (ANNOUNCE, COIN)),
+            "B": Role(StochasticB, (COIN, ABORT)),
         },
     )
 )

@@ -42,7 +42,16 @@ from ._batch import Batch
 from ._catalog import Defaults, Instance, Options, ProtocolInfo, register_protocol
 from ._common import Debate, Outcome, describe_exception, player_spec, spawn_rngs
 from ._lockstep import ForfeitLog
-from .stochastic import play_stochastic_batch, single_reason
+from .roles import COUNT, PROBLEM, RNG, Method, Role
+from .stochastic import (
+    ABORT,
+    ANNOUNCE,
+    COIN,
+    StochasticA,
+    StochasticB,
+    play_stochastic_batch,
+    single_reason,
+)
 
 __all__ = ["PanelChoice", "StochasticWitnessProblem", "fresh_player", "play_stochastic_witness"]
 
@@ -76,6 +85,21 @@ class StochasticWitnessProblem(Protocol):
 
     def candidates(self) -> list[bytes]:
         """Every well-formed witness (the honest prover searches them)."""
+
+
+class StochasticWitnessA(StochasticA, Protocol):
+    """Prover A's role: a witness per debate, then Figure 1's moves on M(x, w)."""
+
+    def witnesses(
+        self, problem: StochasticWitnessProblem, n: int, rng: np.random.Generator
+    ) -> object:
+        """A list of ``n`` witnesses, one per debate (A's own copy of the problem)."""
+        ...
+
+
+WITNESSES = Method(
+    "witnesses", (PROBLEM, COUNT, RNG), "a list of n witnesses (bytes each), one per debate"
+)
 
 
 def fresh_player(player: object, protocol: str, role: str, witness: bytes | None = None) -> object:
@@ -247,11 +271,10 @@ INFO = register_protocol(
         ),
         run=_run,
         run_batch=_run_batch,
-        messages={
-            "witnesses": "A -> V: one witness per debate (a list of bytes)",
-            "announce": "as stochastic, on M(x, w)",
-            "coin": "as stochastic, on M(x, w)",
-            "abort": "as stochastic, on M(x, w)",
+        roles={
+            "A": Role(StochasticWitnessA, (WITNESSES, ANNOUNCE, COIN)),
+            "B": Role(StochasticB, (COIN, ABORT)),
         },
+        claims=(1,),
     )
 )

@@ -35,6 +35,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import replace
 from typing import Protocol
 
@@ -46,7 +47,14 @@ from ..errors import ProtocolError
 from ..wire import Malformed, as_bytes
 from ._catalog import Defaults, Instance, Options, ProtocolInfo, refuse_params, register_protocol
 from ._common import Debate, Forfeit, GameContext, Outcome
-from .cross_examination import CrossExaminationA, CrossExaminationB, cross_examine
+from .cross_examination import (
+    COMMIT,
+    ENTRIES,
+    CrossExaminationA,
+    CrossExaminationB,
+    cross_examine,
+)
+from .roles import CONTEXT, READ, Method, PartySide, Role, sent
 
 NAME = "witness"
 
@@ -133,6 +141,22 @@ def play_witness(
     Raises:
         ProtocolError: if ``claim`` is not 1.
 
+    Example:
+        Three pigeons do not fit in two holes, so no assignment satisfies this formula.  A
+        sends one anyway and falsifies a step of the checker; honest B finds that step:
+
+        >>> from proofgames import make_strategy, play_witness, resolve_instance
+        >>> php = resolve_instance("witness", "sat-php-3-2").target
+        >>> a = make_strategy("witness", "A", "flip-step")
+        >>> b = make_strategy("witness", "B", "honest")
+        >>> out = play_witness(php, 1, a, b, seed=0)
+        >>> out.winner, out.details["witness"], out.reason
+        ('B', '100001', 'step 18 is wrong: A wrote 1, it should be 0')
+        >>> play_witness(php, 0, a, b)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.ProtocolError: the witness protocol proves membership, so the claim ...
+
     """
     if claim != 1:
         why = (
@@ -172,11 +196,30 @@ def play_witness(
             verifier_steps=0,
             b_reads=0,
         )
-    ctx_a = d.context("A", machine, machine.length, claim, progress)
-    ctx_b = d.context("B", machine, machine.length, claim, progress)
+    ctx_a = d.context("A", machine, machine.length, claim, progress, witness=w)
+    ctx_b = d.context("B", machine, machine.length, claim, progress, witness=w)
     out = cross_examine(d, machine, claim, ctx_a, ctx_b, input_bits=1)
     details = {"witness": render_witness(w)}
     return replace(out, machine=problem.name, steps=problem.steps, details=details)
+
+
+def _play_on_sent(side: PartySide, value: object) -> None:
+    """A's own process, once its witness is sent: play on M(x, w) (as V will, if well formed)."""
+    with suppress(Exception):  # a malformed witness is A's forfeit, decided by V
+        side.play_on(value)
+
+
+WITNESS = Method(
+    "witness", (CONTEXT,), "bytes (or a list of ints) of witness_length symbols", _play_on_sent
+)
+#: B's context travels as the witness V accepted: B's process plays on M(x, w).
+ON_WITNESS = sent(
+    "ctx", "bytes: the witness V accepted", decode=lambda w, side: side.play_on(w),
+    encode=lambda ctx: ctx.witness,
+)  # fmt: skip
+CHALLENGE = Method(
+    "challenge", (ON_WITNESS, READ), "as cross-examination, on M(x, w) (reads allowed)"
+)
 
 
 def _run(inst: Instance, claim: int, a: object, b: object, opts: Options) -> Outcome:
@@ -200,11 +243,10 @@ INFO = register_protocol(
         play=play_witness,
         defaults=Defaults("sat-planted-40"),
         run=_run,
-        messages={
-            "witness": "A -> V: the witness (bytes, or a list of ints)",
-            "commit": "as cross-examination, on M(x, w)",
-            "entries": "as cross-examination, on M(x, w)",
-            "challenge": "as cross-examination, on M(x, w)",
+        roles={
+            "A": Role(WitnessA, (WITNESS, COMMIT, ENTRIES)),
+            "B": Role(CrossExaminationB, (CHALLENGE,)),
         },
+        claims=(1,),
     )
 )

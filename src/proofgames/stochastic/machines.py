@@ -122,6 +122,16 @@ def make_stochastic_machine(spec: str, *, max_steps: int | None = None) -> Stoch
         RegistryError: unknown machine, unknown parameter, or malformed spec.
         MachineFormatError: a parameter value out of range (e.g. ``p`` outside ``[0, 1]``),
             or a machine over ``max_steps`` steps.
+
+    Example:
+        >>> from proofgames import make_stochastic_machine
+        >>> m = make_stochastic_machine("majority:p=0.8")  # n takes its default, 5
+        >>> m.name, m.length, m.p_accept, round(m.lipschitz, 4), m.lipschitz_exact
+        ('majority:n=5,p=0.8', 17, 0.94208, 1.571, True)
+        >>> make_stochastic_machine("majority:n=3,p=1.5")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.MachineFormatError: 'majority:n=3,p=1.5': p = 1.5 is a probability ...
     """
     if max_steps is not None and (
         isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1

@@ -155,9 +155,10 @@ def estimate_acceptance(
         params: parameters, or ``"paper"``/``"lean"``/a JSON file, derived for the machine
             with the K that ``k_definition`` names.
         claim: the output A asserts.
-        prover_a, prover_b: registered stochastic strategy specs (``"shift:delta=0.1"``),
-            or zero-argument factories of players (a fresh player per chunk; picklable
-            with a parallel executor).
+        prover_a: A's registered stochastic strategy spec (``"shift:delta=0.1"``), or a
+            zero-argument factory of players (a fresh player per chunk; picklable with a
+            parallel executor).
+        prover_b: B's, as ``prover_a``.
         debates: number of debates.
         seed: root seed.
         workers: local processes to spread the chunks over (when no ``executor`` is given).
@@ -174,6 +175,18 @@ def estimate_acceptance(
             Dask client's executor...); the result does not depend on it.
         store: a JSON-lines file keeping each finished chunk; an interrupted estimate
             with the same arguments continues from it.
+
+    Example:
+        Honest A's true claim against honest B, 400 debates: the acceptance, its exact 95%
+        interval, and the theorem's proven lower bound for these parameters:
+
+        >>> from proofgames import estimate_acceptance
+        >>> est = estimate_acceptance("majority:n=3,p=0.8", "lean", 1, "honest", "honest",
+        ...                           debates=400, seed=0)
+        >>> est.accepted, est.acceptance, round(est.ci_low, 3), round(est.ci_high, 3)
+        (354, 0.885, 0.85, 0.915)
+        >>> round(est.proven, 3), est.hypothesis
+        (0.867, 'holds')
     """
     start = time.perf_counter()
     (est,) = estimate_cells(

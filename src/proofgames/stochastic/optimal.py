@@ -268,6 +268,21 @@ def optimal_liar(
         claim: the output A asserts.
         grid: grid size, used only by ``method="grid"``.
         method: ``"exact"`` (every announcement) or ``"grid"`` (a lower bound).
+
+    Example:
+        The best liar claiming that a 3-vote majority (P[M = 1] = 0.896) comes out 0 is
+        accepted with probability 0.134: above P[M = 0] = 0.104, but under the theorem's
+        proven bound for these parameters.  Its first announcement shades 0.8 down:
+
+        >>> from proofgames import machine_params, make_stochastic_machine, optimal_liar
+        >>> m = make_stochastic_machine("majority:n=3,p=0.8")
+        >>> params = machine_params("lean", m)
+        >>> liar = optimal_liar(m, params, claim=0)
+        >>> first = liar.announce[0].item()  # round 0 has one history: no bits yet
+        >>> round(liar.value, 4), liar.gap < 1e-12, round(first, 4)
+        (0.1339, True, 0.7903)
+        >>> round(params.proven_soundness(1 - m.p_accept), 4)
+        0.1708
     """
     _check(machine, params, claim)
     if method not in (EXACT, GRID):
