@@ -1,4 +1,8 @@
-"""Session-wide pytest configuration: skip doctests of subpackages whose extras are missing.
+"""Session-wide pytest configuration: opt-in markers, and doctests of missing extras skipped.
+
+The ``browser`` and ``postgres`` tests need Debian's Chromium and PostgreSQL: they run
+only when the ``-m`` expression names them (``pytest -m 'browser or postgres'``), so
+``pytest`` and the quick loop ``pytest -m "not slow"`` leave them out alike.
 
 The PyTorch subpackage needs torch; the judge server needs the ``judge`` extra; Alembic
 runs the judge's migration scripts itself (importing ``env.py`` outside Alembic fails).
@@ -6,9 +10,30 @@ runs the judge's migration scripts itself (importing ``env.py`` outside Alembic 
 
 import importlib.util
 
-# Every module of proofgames.pvg, its subpackages (tasks/, find_the_plus/, ...) included:
+import pytest
+
+OPT_IN = ("browser", "postgres")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the opt-in markers' tests unless the ``-m`` expression names them."""
+    expression = config.getoption("markexpr") or ""
+    left_out = [m for m in OPT_IN if m not in expression]
+    dropped = [i for i in items if any(i.get_closest_marker(m) for m in left_out)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        gone = set(dropped)
+        items[:] = [i for i in items if i not in gone]
+
+
+# Every module of proofgames.pvg, its subpackages (tasks/, find_the_plus/, ...) included,
+# and the pvg commands' modules (the package itself imports no torch):
 # pytest matches these globs with fnmatch, whose * also matches "/".
-collect_ignore_glob = [] if importlib.util.find_spec("torch") else ["src/proofgames/pvg/*"]
+collect_ignore_glob = (
+    []
+    if importlib.util.find_spec("torch")
+    else ["src/proofgames/pvg/*", "src/proofgames/cli/pvg/_*"]
+)
 if not importlib.util.find_spec("inspect_ai"):  # the 'language' extra
     collect_ignore_glob += [
         f"src/proofgames/language/{m}.py"
@@ -22,4 +47,4 @@ if not importlib.util.find_spec("inspect_ai"):  # the 'language' extra
     ]
 collect_ignore_glob.append("src/proofgames/judge/migrations/*")
 if not all(importlib.util.find_spec(m) for m in ("fastapi", "sqlalchemy", "alembic", "argon2")):
-    collect_ignore_glob += ["src/proofgames/judge/*", "tests/judge_support.py"]
+    collect_ignore_glob += ["src/proofgames/judge/*", "tests/judge/judge_support.py"]

@@ -3,7 +3,6 @@ docs/performance.md."""
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 
 import torch
 
-from proofgames._readme import replace_block
+from proofgames.reporting import replace_block, write_atomic, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results"
@@ -30,7 +29,7 @@ def measured_with_torch(script: str) -> str:
 def publish(name: str, block: str, result: dict[str, Any], md: str) -> None:
     """Write ``results/NAME.json`` and ``results/NAME.md``, fill the PERFORMANCE block, print."""
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
-    (OUT / f"{name}.md").write_text(md)
+    write_json(OUT / f"{name}.json", result, indent=2)
+    write_atomic(OUT / f"{name}.md", md)
     replace_block(PERFORMANCE, block, md)
     print(md)

@@ -15,7 +15,6 @@ Run:  .venv/bin/python benchmarks/bench_deterministic.py
 
 from __future__ import annotations
 
-import json
 import platform
 import shutil
 import subprocess
@@ -23,10 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from proofgames._readme import replace_block
 from proofgames.machines import CNF, SatProblem, TableauTranscript, TuringMachine, planted_3sat
 from proofgames.protocols import play_bisection, play_cross_examination
 from proofgames.protocols.witness import play_witness
+from proofgames.reporting import replace_block, write_atomic, write_json
 from proofgames.strategies import make_strategy
 
 BB5 = "1RB1LC_1RC1RB_1RD0LE_1LA1LD_1RZ0LA"
@@ -234,9 +233,9 @@ def main() -> None:
         "witness": witness_scaling(),
     }
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "deterministic.json").write_text(json.dumps(result, indent=2))
+    write_json(OUT / "deterministic.json", result, indent=2)
     md = markdown(result)
-    (OUT / "deterministic.md").write_text(md)
+    write_atomic(OUT / "deterministic.md", md)
     update_performance(md)
     print(md)
 

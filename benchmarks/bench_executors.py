@@ -29,9 +29,9 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from proofgames._readme import replace_block
-from proofgames.executors import InlineExecutor, make_executor, map_items
-from proofgames.stochastic.montecarlo import Cell, estimate_cells
+from proofgames.experiments.montecarlo import Cell, estimate_cells
+from proofgames.reporting import replace_block, write_atomic, write_json
+from proofgames.sweeps.executors import InlineExecutor, make_executor, map_items
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results"
@@ -156,8 +156,8 @@ def main() -> None:
         f"from every executor: {'yes' if same else 'NO'}.\n\n" + "\n".join(rows) + "\n"
     )
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "executors.json").write_text(json.dumps(report, indent=2) + "\n")
-    (OUT / "executors.md").write_text(md)
+    write_json(OUT / "executors.json", report, indent=2)
+    write_atomic(OUT / "executors.md", md)
     replace_block(ROOT / "docs" / "performance.md", "bench:executors", md)
     print(md)
 

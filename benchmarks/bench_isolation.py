@@ -35,6 +35,7 @@ from proofgames.isolation import isolated_players
 from proofgames.protocols._catalog import Options
 from proofgames.protocols._common import Debate
 from proofgames.protocols.bisection import BisectionState
+from proofgames.reporting import write_atomic, write_json
 from proofgames.strategies import make_strategy
 from proofgames.wire import as_choice, as_int
 
@@ -171,18 +172,18 @@ def main() -> None:
 
 def publish(res: dict[str, Any]) -> None:
     """results/isolation.{json,md} and the docs/performance.md block."""
-    from proofgames._readme import replace_block
+    from proofgames.reporting import replace_block
 
     results = ROOT / "benchmarks" / "results"
     results.mkdir(parents=True, exist_ok=True)
-    (results / "isolation.json").write_text(json.dumps(res, indent=2) + "\n")
+    write_json(results / "isolation.json", res, indent=2)
     day = time.strftime("%Y-%m-%d")
     md = (
         f"Measured {day} on {platform.machine()}, CPython {platform.python_version()}, "
         f"{os.cpu_count()} cores (`.venv/bin/python benchmarks/bench_isolation.py --publish`)."
         "\n\n" + table(res)
     )
-    (results / "isolation.md").write_text(md + "\n")
+    write_atomic(results / "isolation.md", md + "\n")
     replace_block(ROOT / "docs" / "performance.md", "bench:isolation", md)
 
 

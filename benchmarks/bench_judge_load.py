@@ -36,6 +36,7 @@ from proofgames.judge.app import create_app
 from proofgames.judge.models import Membership, Question
 from proofgames.judge.web import Settings
 from proofgames.judging import StepQuestion
+from proofgames.reporting import write_atomic, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "a long password"
@@ -194,8 +195,8 @@ def main() -> None:
     }
     if args.publish:
         out = ROOT / "benchmarks" / "results"
-        (out / "judge_load.json").write_text(json.dumps(result, indent=2) + "\n")
-        (out / "judge_load.md").write_text(markdown(result))
+        write_json(out / "judge_load.json", result, indent=2)
+        write_atomic(out / "judge_load.md", markdown(result))
     print(json.dumps(result, indent=2) if args.json else markdown(result))
 
 

@@ -11,13 +11,12 @@ Run:  .venv/bin/python benchmarks/bench_params.py
 
 from __future__ import annotations
 
-import json
 import platform
 import statistics
 import time
 from pathlib import Path
 
-from proofgames._readme import replace_block
+from proofgames.reporting import replace_block, write_atomic, write_json
 from proofgames.stochastic import optimize_params
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,7 +53,7 @@ def main() -> None:
         "rows": rows,
     }
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "params.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_json(OUT / "params.json", result, indent=2)
     lines = [
         f"Measured {result['date']} on {result['machine']} "
         "(`.venv/bin/python benchmarks/bench_params.py`). Wall time of "
@@ -71,7 +70,7 @@ def main() -> None:
             f"| {r['v_samples']:,} | {r['a_samples']:,} |"
         )
     md = "\n".join(lines) + "\n"
-    (OUT / "params.md").write_text(md)
+    write_atomic(OUT / "params.md", md)
     replace_block(ROOT / "docs" / "performance.md", "bench:params", md, required=True)
     print(md)
 

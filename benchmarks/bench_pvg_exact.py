@@ -25,9 +25,9 @@ from typing import Any
 import torch
 from _publish import measured_with_torch, publish
 
-from proofgames.executors import make_executor, map_items
 from proofgames.pvg import FindThePlus, StressConfig, TrainConfig, stress_test, train
 from proofgames.pvg.find_the_plus.diagnostics import plus_alignment
+from proofgames.sweeps.executors import make_executor, map_items
 
 
 def run_seed(job: tuple[int, argparse.Namespace]) -> dict[str, Any]:

@@ -13,15 +13,14 @@ Run:  .venv/bin/python benchmarks/bench_stochastic.py
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from pathlib import Path
 
 import numpy as np
 
-from proofgames._readme import replace_block
 from proofgames.protocols import play_stochastic_batch
+from proofgames.reporting import replace_block, write_atomic, write_json
 from proofgames.stochastic import StochasticBuilder, StochasticParams, paper_params
 from proofgames.strategies import make_strategy
 
@@ -89,7 +88,7 @@ def main() -> None:
         },
     }
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "stochastic.json").write_text(json.dumps(result, indent=2))
+    write_json(OUT / "stochastic.json", result, indent=2)
     lines = [
         f"Measured {result['date']} on {result['machine']} "
         "(`.venv/bin/python benchmarks/bench_stochastic.py`).",
@@ -110,7 +109,7 @@ def main() -> None:
         "(and the per-sample cost grows linearly with R, while a binomial draw does not).",
     ]
     md = "\n".join(lines) + "\n"
-    (OUT / "stochastic.md").write_text(md)
+    write_atomic(OUT / "stochastic.md", md)
     replace_block(ROOT / "docs" / "performance.md", "bench:stochastic", md)
     print(md)
 

@@ -257,3 +257,51 @@ def test_every_example_is_registered_whichever_machines_module_is_imported_first
     assert "bb5" in names["tm"]
     assert names["sat"] == ["sat-php-3-2", "sat-planted-40", "sat-small"]
     assert names["oracle-tm"] == ["screening", "screening-strict"]
+
+
+def package_graph(graph: Graph, package: str, src: Path = SRC) -> Graph:
+    """The graph between ``package``'s subpackages (and its top-level modules, each a node).
+
+    ``proofgames.protocols.bisection`` belongs to the node ``proofgames.protocols``;
+    ``proofgames.harness`` is a node of its own.
+    """
+    root = src / package
+    subpackages = {f"{package}.{p.name}" for p in root.iterdir() if (p / "__init__.py").exists()}
+
+    def node(module: str) -> str:
+        top = ".".join(module.split(".")[:2])
+        return top if top in subpackages else module
+
+    out: Graph = {}
+    for module, edges in graph.items():
+        out.setdefault(node(module), set()).update(node(e) for e in edges)
+    for name, edges in out.items():
+        edges.discard(name)
+    return out
+
+
+def test_the_packages_have_no_import_cycles():
+    """A layer imports only those below it: no cycle between packages either."""
+    graph = package_graph(import_graph(SRC, "proofgames"), "proofgames")
+    assert {"proofgames.protocols", "proofgames.stochastic", "proofgames.harness"} <= set(graph)
+    components = strongly_connected(graph)
+    assert not components, "package import cycles:\n" + describe(graph, components)
+
+
+def test_a_cycle_between_packages_is_found_though_modules_have_none(tmp_path):
+    _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/low/__init__.py": "",
+            "pkg/low/a.py": "from ..high.b import B\n",
+            "pkg/low/c.py": "C = 1\n",
+            "pkg/high/__init__.py": "",
+            "pkg/high/b.py": "from ..low.c import C\nB = 2\n",
+        },
+    )
+    graph = import_graph(tmp_path, "pkg")
+    assert not strongly_connected(graph)
+    packages = package_graph(graph, "pkg", tmp_path)
+    assert packages["pkg.low"] == {"pkg.high"} and packages["pkg.high"] == {"pkg.low"}
+    assert strongly_connected(packages) == [{"pkg.low", "pkg.high"}]

@@ -56,6 +56,9 @@ MARKS = {
     "distributed.md-0": [pytest.mark.dask],
     "pvg.md-0": [pytest.mark.slow],
     "extending.md-3": [pytest.mark.slow],
+    "wire.md-0": [pytest.mark.slow],
+    "README.md-1": [pytest.mark.slow],
+    "extending.md-0": [pytest.mark.slow],
 }
 
 

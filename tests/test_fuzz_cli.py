@@ -130,6 +130,7 @@ def check(args: list[str], where: Path) -> None:
     as_json=st.sampled_from([[], ["--json"]]),
     data=st.data(),
 )
+@pytest.mark.slow
 def test_debate_never_crashes(
     workdir: Path, protocol: str, data: st.DataObject, **opts: list[str]
 ) -> None:

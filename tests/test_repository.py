@@ -38,3 +38,13 @@ def test_every_report_folder_is_indexed_with_a_link_that_exists():
     folders = {p.name for p in (ROOT / "reports").iterdir() if p.is_dir()}
     indexed = {link.split("/")[0] for link in links}
     assert folders <= indexed, f"reports not in reports/README.md: {sorted(folders - indexed)}"
+
+
+def test_the_tests_mirror_the_package():
+    """``tests/X/`` holds the tests of ``src/proofgames/X/``; ``tests/plugins`` are plugins."""
+    src = ROOT / "src" / "proofgames"
+    for folder in sorted(p for p in (ROOT / "tests").iterdir() if p.is_dir()):
+        if folder.name in ("plugins", "__pycache__"):
+            continue
+        assert (src / folder.name / "__init__.py").exists(), f"tests/{folder.name} mirrors nothing"
+        assert (folder / "__init__.py").exists(), f"tests/{folder.name} is not a package"

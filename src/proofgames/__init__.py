@@ -25,7 +25,7 @@ _EXPORTS: dict[str, str] = {
     # playing debates
     "play": "proofgames.harness",
     "play_batch": "proofgames.harness",
-    "resolve_instance": "proofgames.harness",
+    "resolve_instance": "proofgames.instances",
     "Outcome": "proofgames.protocols",
     "Batch": "proofgames.protocols",
     "Instance": "proofgames.protocols",
@@ -58,10 +58,10 @@ _EXPORTS: dict[str, str] = {
     "TableOracle": "proofgames._oracle",
     "BernoulliOracle": "proofgames._oracle",
     # exact analysis and stochastic debate
-    "exact_completeness_soundness": "proofgames.exhaustive",
+    "exact_completeness_soundness": "proofgames.analysis.exhaustive",
     "make_stochastic_machine": "proofgames.stochastic.machines",
     "machine_params": "proofgames.stochastic.hypothesis",
-    "estimate_acceptance": "proofgames.stochastic.montecarlo",
+    "estimate_acceptance": "proofgames.experiments.montecarlo",
     "optimal_liar": "proofgames.stochastic.optimal",
     # errors
     "ProofgamesError": "proofgames.errors",
@@ -151,6 +151,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ l
         TranscriptMachine,
         gates,
     )
+    from .analysis.exhaustive import exact_completeness_soundness
     from .errors import (
         ConfigurationError,
         MachineFormatError,
@@ -159,8 +160,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ l
         ProtocolError,
         RegistryError,
     )
-    from .exhaustive import exact_completeness_soundness
-    from .harness import play, play_batch, resolve_instance
+    from .experiments.montecarlo import estimate_acceptance
+    from .harness import play, play_batch
+    from .instances import resolve_instance
     from .machines import TableauTranscript, TuringMachine
     from .protocols import (
         Batch,
@@ -176,6 +178,5 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ l
     )
     from .stochastic.hypothesis import machine_params
     from .stochastic.machines import make_stochastic_machine
-    from .stochastic.montecarlo import estimate_acceptance
     from .stochastic.optimal import optimal_liar
     from .strategies import make_strategy, register_strategy, strategy_names

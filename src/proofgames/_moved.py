@@ -8,16 +8,16 @@ the move.
 
 Example:
     >>> import importlib, warnings
-    >>> MOVED["proofgames._moved_example"] = "proofgames.intervals"
+    >>> MOVED["proofgames._moved_example"] = "proofgames.errors"
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     old = importlib.import_module("proofgames._moved_example")
-    >>> old is importlib.import_module("proofgames.intervals")
+    >>> old is importlib.import_module("proofgames.errors")
     True
-    >>> "proofgames.intervals" in str(caught[0].message)
+    >>> "proofgames.errors" in str(caught[0].message)
     True
     >>> old.__spec__.name
-    'proofgames.intervals'
+    'proofgames.errors'
 
     >>> del MOVED["proofgames._moved_example"]
 """
@@ -45,6 +45,16 @@ MOVED: dict[str, str] = {
     "proofgames.pvg.start_gradient": "proofgames.pvg.find_the_plus.start_gradient",
     "proofgames.pvg.profiles": "proofgames.pvg.reproduce.profiles",
     "proofgames.pvg.report": "proofgames.pvg.reproduce.report",
+    # the pvg commands, with the rest of the command line (proofgames.cli is the top layer)
+    "proofgames.pvg.cli": "proofgames.cli.pvg",
+    # the stochastic experiments, above protocols/ (proofgames.experiments)
+    "proofgames.stochastic.montecarlo": "proofgames.experiments.montecarlo",
+    "proofgames.stochastic.report": "proofgames.experiments.stochastic_report",
+    "proofgames.stochastic.params_report": "proofgames.experiments.params_report",
+    # exact analysis and sweeps in their own packages
+    "proofgames.exhaustive": "proofgames.analysis.exhaustive",
+    "proofgames.intervals": "proofgames.analysis.intervals",
+    "proofgames.executors": "proofgames.sweeps.executors",
 }
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ProofgamesError
+from .instances import resolve_instance
 from .protocols import Batch, Outcome, get_protocol, protocol_names
 from .protocols._catalog import Instance, Options, ProtocolInfo
 from .protocols._lockstep import ForfeitLog
@@ -32,70 +33,6 @@ from .strategies import check_instance, make_strategy
 __all__ = ["Instance", "Options", "play", "play_batch", "resolve_instance"]
 ISOLATIONS = ("in-process", "process")
 Player = Any  # a spec string, a player object, or (process isolation) a command
-
-
-def resolve_instance(
-    protocol: str,
-    spec: str | None = None,
-    steps: int | None = None,
-    *,
-    max_steps: int | None = None,
-    max_sat_work: int | None = None,
-) -> Instance:
-    """Build the instance ``spec`` names for ``protocol`` (its default when ``None``).
-
-    Args:
-        protocol: a registered protocol name.
-        spec: the instance spec (default: the protocol's default instance).
-        steps: T, for bisection and cross-examination only.
-        max_steps: stochastic protocols only: the limit on a machine's steps (default
-            :data:`~proofgames.stochastic.machines.MAX_STEPS`), checked before it is built.
-        max_sat_work: witness only: the limit on the SAT search work (default
-            :data:`~proofgames.machines.sat.MAX_SAT_WORK`), checked before any search.
-
-    Raises:
-        ProofgamesError: for an unknown protocol or spec, or an option the protocol does
-            not take (``steps`` for stochastic and witness protocols, ``max_steps``
-            for the others, ``max_sat_work`` outside ``witness``), or a limit that
-            is not a positive integer.
-
-    Example:
-        >>> from proofgames import resolve_instance
-        >>> inst = resolve_instance("bisection", "tm:1RB1LB_1LA1RZ", steps=6)
-        >>> inst.name, inst.steps, inst.truth, inst.target.size
-        ('tm:1RB1LB_1LA1RZ', 6, 1, 4)
-        >>> resolve_instance("stochastic", "majority:n=3,p=0.8").p_accept
-        0.896
-        >>> resolve_instance("witness", "sat-small", steps=5)  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        proofgames.errors.ProofgamesError: witness does not take --steps; it applies only to ...
-    """
-    info = get_protocol(protocol)
-    spec = spec if spec is not None else info.defaults.machine
-    from . import _instances
-
-    kind = _instances.get_instance_kind(info.instance)
-    given = {"steps": steps, "max_steps": max_steps, "max_sat_work": max_sat_work}
-    for name, value in given.items():
-        if value is None:
-            continue
-        flag = "--" + name.replace("_", "-")
-        if type(value) is not int or value <= 0:
-            raise ProofgamesError(f"{flag} must be a positive integer, got {value!r}")
-        if name not in kind.options:
-            users = [p for p in protocol_names() if name in _takes(p)]
-            raise ProofgamesError(
-                f"{protocol} does not take {flag}; it applies only to {' and '.join(users)}"
-            )
-    return _instances.resolve(info.instance, spec, **given)
-
-
-def _takes(protocol: str) -> tuple[str, ...]:
-    """The limits the instances of ``protocol`` take."""
-    from . import _instances
-
-    return _instances.get_instance_kind(get_protocol(protocol).instance).options
 
 
 def build_player(
@@ -315,5 +252,5 @@ def _fresh(protocol: str, role: str, given: Player, default: str, inst: Instance
 
 
 def protocols_with_goldens() -> Sequence[str]:
-    """Every registered protocol (each must have a golden playthrough under tests/goldens)."""
+    """Every registered protocol (each has a golden playthrough under tests/protocols/golden)."""
     return protocol_names()

@@ -2,7 +2,7 @@
 
 A module that calls :func:`~proofgames.protocols.register_protocol`,
 :func:`~proofgames.strategies.register_strategy` or
-:func:`~proofgames.harness.register_instance_kind` is a *plugin*.  Importing it is
+:func:`~proofgames.instances.register_instance_kind` is a *plugin*.  Importing it is
 enough in the process that imports it.  Other processes find plugins three ways:
 
 * a prover's own process (``isolation="process"``) gets every plugin its parent had

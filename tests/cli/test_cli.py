@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from proofgames.cli import app
@@ -152,6 +153,7 @@ def test_stochastic_bad_input_is_a_clear_error():
     assert res.exit_code == 2
 
 
+@pytest.mark.slow
 def test_report_writes_figures_and_never_shows_a_proven_bound_broken(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("<!-- report:stochastic:start -->\n<!-- report:stochastic:end -->\n")

@@ -25,7 +25,7 @@ def test_importing_the_cli_loads_no_heavy_library() -> None:
 
 
 def test_an_estimate_still_gets_its_interval_from_scipy() -> None:
-    from proofgames.stochastic.montecarlo import clopper_pearson_interval, wilson_interval
+    from proofgames.experiments.montecarlo import clopper_pearson_interval, wilson_interval
 
     lo, hi = clopper_pearson_interval(0, 10)
     assert lo == 0.0 and abs(hi - (1 - 0.025 ** (1 / 10))) < 1e-12  # closed form at 0 successes

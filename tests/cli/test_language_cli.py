@@ -8,7 +8,7 @@ import pytest
 
 from proofgames.cli import main
 
-from ..test_language_parsers import GSM8K, needs_gsm8k
+from ..language.test_parsers import GSM8K, needs_gsm8k
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -16,11 +16,11 @@ from typer.testing import CliRunner
 
 from proofgames import ProofgamesError
 from proofgames.cli import app
+from proofgames.experiments.montecarlo import estimate_acceptance, write_results
 from proofgames.harness import play, resolve_instance
 from proofgames.stochastic import hypothesis
 from proofgames.stochastic import machines as machines_module
 from proofgames.stochastic.machines import make_stochastic_machine
-from proofgames.stochastic.montecarlo import estimate_acceptance, write_results
 
 runner = CliRunner()
 MAX_STEPS = 40  # the default limit, lowered for these tests (building 10^5 steps is slow)
@@ -94,7 +94,7 @@ def test_limits_must_be_positive_integers_in_the_python_api(bad: object) -> None
 
 
 def test_an_isolated_prover_rebuilds_the_instance_under_the_same_limit() -> None:
-    from proofgames.party import rebuild_instance
+    from proofgames.isolation.party import rebuild_instance
 
     inst = resolve_instance("stochastic", BIG, max_steps=MAX_STEPS + 1)
     assert rebuild_instance("stochastic", inst.description).steps == MAX_STEPS + 1

@@ -68,6 +68,7 @@ def test_no_progress_when_stderr_is_not_a_terminal(name: str, tmp_path: Path) ->
     assert err == b""
 
 
+@pytest.mark.slow
 def test_pvg_training_shows_its_progress_on_a_terminal(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     args = ["pvg", "train", "bec", "--steps", "3", "--batch-size", "8",

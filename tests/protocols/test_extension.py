@@ -36,7 +36,9 @@ def test_nothing_in_the_package_names_the_toy():
         assert not any(n in text for n in named), path
 
 
-@pytest.mark.parametrize("isolation", ["in-process", "process"])
+@pytest.mark.parametrize(
+    "isolation", ["in-process", pytest.param("process", marks=pytest.mark.slow)]
+)
 def test_the_harness_plays_the_toy_in_process_and_isolated(isolation):
     kw = {"steps": 21, "isolation": isolation, "seed": 4}
     truth = play(TOY, "tm:1RB1RZ_1LB0RC_1LC1LA", claim=1, a="honest", b="object", **kw)

@@ -140,6 +140,7 @@ def check_on_damaged_run(
                                    "aux_weight=inf", "stress.seed=-1"]), JUNK))),
     json_=st.sampled_from([[], ["--json"]]),
 )  # fmt: skip
+@pytest.mark.slow
 def test_pvg_train_never_crashes(workdir: Path, task: str, **opts: list[str]) -> None:
     check(tame(["pvg", "train", task, *flat(opts)], ("--steps", "--batch-size")), workdir)
     shutil.rmtree(workdir / "runs", ignore_errors=True)  # else the next case's run is refused

@@ -13,9 +13,9 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from proofgames.cli.pvg import app  # noqa: E402
 from proofgames.errors import ProofgamesError  # noqa: E402
 from proofgames.pvg import TrainConfig, load_checkpoint, make_task, train  # noqa: E402
-from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.reproduce import reproduce  # noqa: E402
 from proofgames.pvg.reproduce.profiles import PROFILES  # noqa: E402
 from proofgames.pvg.reproduce.report import update_readme, write_report  # noqa: E402

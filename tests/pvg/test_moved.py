@@ -25,6 +25,7 @@ OLD_PVG = sorted(old for old in MOVED if old.startswith("proofgames.pvg."))
 def test_every_moved_pvg_module_is_listed():
     assert OLD_PVG == [
         "proofgames.pvg.bec",
+        "proofgames.pvg.cli",
         "proofgames.pvg.detectors",
         "proofgames.pvg.diagnostics",
         "proofgames.pvg.message_search",
@@ -96,7 +97,7 @@ def test_the_research_package_does_not_forward_other_names():
 def test_the_old_reproduce_module_names_and_the_cli_app_keep_their_paths():
     import typer
 
-    from proofgames.pvg.cli import app
+    from proofgames.cli.pvg import app
     from proofgames.pvg.reproduce import BECTrace, reproduce, seed_jobs, summarize
     from proofgames.pvg.reproduce import reproduce as module
 

@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from proofgames.cli.pvg import app  # noqa: E402
 from proofgames.pvg import (  # noqa: E402
     StressConfig,
     TrainConfig,
@@ -18,7 +19,6 @@ from proofgames.pvg import (  # noqa: E402
     stress_test,
     train,
 )
-from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.stress import attacking_prover  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

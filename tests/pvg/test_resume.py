@@ -19,6 +19,7 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from proofgames.cli.pvg import app  # noqa: E402
 from proofgames.errors import TrainingStopped  # noqa: E402
 from proofgames.pvg import (  # noqa: E402
     StressConfig,
@@ -27,7 +28,6 @@ from proofgames.pvg import (  # noqa: E402
     make_task,
     train,
 )
-from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.reproduce import reproduce  # noqa: E402
 from proofgames.pvg.reproduce.profiles import PROFILES  # noqa: E402
 
@@ -117,6 +117,7 @@ train(make_task("bec"), config, resume=sys.argv[1], observe=killed_at_step_6)
 """
 
 
+@pytest.mark.slow
 def test_a_process_killed_right_after_resuming_keeps_the_logged_rows(tmp_path):
     task_args, config = GAMES["bec"]
     folder = tmp_path / "run"
@@ -404,7 +405,7 @@ def test_pvg_train_stopped_by_sigterm_says_how_to_resume_and_keeps_its_rows(tmp_
 ORPHANED_TRAINING = """
 import os, sys
 import torch
-from proofgames.executors import make_executor
+from proofgames.sweeps.executors import make_executor
 from proofgames.pvg import TrainConfig, make_task, train
 
 def long_training(folder):

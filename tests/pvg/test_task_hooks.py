@@ -148,6 +148,7 @@ def test_the_package_docstring_says_where_each_part_lives():
     import proofgames.pvg
 
     doc = proofgames.pvg.__doc__ or ""
-    for part in ("tasks", "find_the_plus", "reproduce", "cli"):
+    for part in ("tasks", "find_the_plus", "reproduce"):
         assert f"proofgames.pvg.{part}" in doc
         assert (Path(proofgames.pvg.__file__).parent / part / "__init__.py").is_file()
+    assert "proofgames.cli.pvg" in doc  # the commands: with the rest of the command line

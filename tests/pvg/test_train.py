@@ -8,6 +8,7 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from proofgames.cli.pvg import app  # noqa: E402
 from proofgames.errors import RegistryError  # noqa: E402
 from proofgames.pvg import (  # noqa: E402
     BinaryErasureChannel,
@@ -20,7 +21,6 @@ from proofgames.pvg import (  # noqa: E402
     task_names,
     train,
 )
-from proofgames.pvg.cli import app  # noqa: E402
 
 # Paper defaults except the batch: 500 instead of 2000 keeps these tests fast.
 SMALL = {"batch_size": 500, "eval_size": 1000, "progress": False}
@@ -245,6 +245,7 @@ def test_task_args_parse_to_the_types_of_their_defaults():
             parse_task_args("find-the-plus", bad)
 
 
+@pytest.mark.slow
 def test_cli_train_passes_task_args_to_the_task_and_checkpoint(tmp_path):
     runner = CliRunner()
     base = ["train", "find-the-plus", "--steps", "1", "--batch-size", "8", "--json"]

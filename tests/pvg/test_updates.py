@@ -12,9 +12,9 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
+from proofgames.cli.pvg import app  # noqa: E402
 from proofgames.pvg import TrainConfig, make_task, task_defaults, train  # noqa: E402
 from proofgames.pvg._game import Game  # noqa: E402
-from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.task import ProverOutput, PVGTask  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -42,8 +42,8 @@ from rich.console import Console
 from rich.markup import escape
 from typer.exceptions import TyperException
 
-from .._jsonout import dumps
 from ..errors import ProofgamesError
+from ..reporting.json import dumps
 
 #: The stdout console. Tables are wide: non-terminal output (logs, pipes) gets room
 #: instead of rich's 80 columns.

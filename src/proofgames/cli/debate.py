@@ -235,8 +235,8 @@ def exhaustive(
     """
     from rich.table import Table
 
-    from .._exhaustive_items import search_instances
-    from ..executors import check_executor, make_executor
+    from ..analysis._exhaustive_items import search_instances
+    from ..sweeps.executors import check_executor, make_executor
 
     if protocol not in ("cross-examination", "bisection"):
         fail(f"exhaustive search covers cross-examination and bisection, not {protocol!r}")

@@ -66,8 +66,8 @@ def _table(title: str, summary: dict[str, Any]) -> Table:
 
 def _show(title: str, rows: list[dict[str, Any]], as_json: bool) -> None:
     """Print a run's summary (and, with ``--json``, every debate); warn if it stopped early."""
-    from .._jsonout import dumps
     from ..language.experiments import summarize
+    from ..reporting.json import dumps
 
     summary = summarize(rows)
     if rows and rows[-1]["accepted"] is None:

@@ -84,8 +84,8 @@ def optimize(
 
     With --json: one JSON object (the set and its costs).
     """
-    from .._jsonout import dumps
-    from .._readme import write_atomic
+    from ..reporting.files import write_atomic
+    from ..reporting.json import dumps
     from ..stochastic.optimize import optimize_params
 
     with one_line_errors(also=(OSError,)):
@@ -122,8 +122,8 @@ def params_report(
     scheduler: SchedulerOption = None,
 ) -> None:
     """Regenerate the parameter report: V's queries for four sets, measured guarantees."""
-    from ..executors import check_executor, make_executor
-    from ..stochastic.params_report import write_params_report
+    from ..experiments.params_report import write_params_report
+    from ..sweeps.executors import check_executor, make_executor
 
     with one_line_errors():
         check_executor(executor, workers, scheduler)

@@ -24,7 +24,7 @@ from .sweeps import ExecutorOption, SchedulerOption, WorkersOption, sweep_bar
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from ..stochastic.montecarlo import Estimate
+    from ..experiments.montecarlo import Estimate
 
 Seed = Annotated[int, typer.Option(min=0, help="root seed of every random choice (non-negative)")]
 Machine = Annotated[
@@ -89,8 +89,8 @@ def report(
     store: ReportStore = None,
 ) -> None:
     """Regenerate the stochastic-debate report (tables and figures) from measurements."""
-    from ..executors import check_executor, make_executor
-    from ..stochastic.report import check_report_args, measurer, write_report
+    from ..experiments.stochastic_report import check_report_args, measurer, write_report
+    from ..sweeps.executors import check_executor, make_executor
 
     if debates <= 0:
         fail(f"--debates must be positive, got {debates}")
@@ -129,8 +129,8 @@ def estimate(
 
     With --json: one JSON object (the estimate, its interval and the queries per party).
     """
-    from ..executors import check_executor, make_executor
-    from ..stochastic.montecarlo import Cell, check_cells, estimate_acceptance
+    from ..experiments.montecarlo import Cell, check_cells, estimate_acceptance
+    from ..sweeps.executors import check_executor, make_executor
 
     if claim not in (0, 1):
         fail(f"--claim must be 0 or 1, got {claim}")

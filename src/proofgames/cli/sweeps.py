@@ -93,7 +93,7 @@ def sweep_bar(label: str, total: int | None, executor: Executor) -> Iterator[Swe
         TimeElapsedColumn,
     )
 
-    from ..executors import dashboard_link
+    from ..sweeps.executors import dashboard_link
 
     link = dashboard_link(executor)
     if link:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-import json
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..reporting.json import dumps
 from .errors import BadInput
 from .models import Answer, Question, Study, User
 
@@ -62,7 +62,7 @@ def rows(db: Session, study: Study) -> list[dict[str, Any]]:
                 "answered_at": answer.created_at.isoformat() + "Z",
                 "shown_sha256": answer.shown_sha256,
                 "task": shown["task"],
-                "premises": json.dumps(shown["premises"], ensure_ascii=False),
+                "premises": dumps(shown["premises"], ensure_ascii=False),
                 "step": shown["step"],
                 "prompt": shown["prompt"],
                 "k": question.k,
@@ -85,7 +85,7 @@ def render(data: Sequence[dict[str, Any]], fmt: str) -> tuple[bytes, str]:
         BadInput: Unknown format, or Parquet without ``pyarrow`` installed.
     """
     if fmt == "jsonl":
-        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in data)
+        text = "".join(dumps(row, ensure_ascii=False) + "\n" for row in data)
         return text.encode("utf-8"), "application/x-ndjson"
     if fmt == "csv":
         buffer = io.StringIO()

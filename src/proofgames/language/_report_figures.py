@@ -7,6 +7,8 @@ from typing import Any
 
 from matplotlib.figure import Figure  # not pyplot: a caller's backend stays as it was
 
+from ..reporting import markdown_table, save_figure, write_atomic
+
 COLOURS = {
     "cross-examination": "tab:blue", "bisection": "tab:green",
     "whole-transcript": "tab:red", "consultancy": "tab:purple",
@@ -28,7 +30,7 @@ def _tokens_figure(results: dict[str, Any], out: Path) -> None:
            title="What the judge reads (measured: mean, bars min-max)")  # fmt: skip
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out / "tokens.png", dpi=120)
+    save_figure(fig, out / "tokens.png", dpi=120)
 
 
 def _rate_panels(rows: list[dict[str, Any]], path: Path, title: str, exact: bool) -> None:
@@ -56,7 +58,7 @@ def _rate_panels(rows: list[dict[str, Any]], path: Path, title: str, exact: bool
     axes[0].legend(fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
 
 
 def _gsm8k_figure(results: dict[str, Any], out: Path) -> None:
@@ -77,7 +79,7 @@ def _gsm8k_figure(results: dict[str, Any], out: Path) -> None:
     axes[1].set(ylabel="judge input tokens per solution", title="Tokens read (measured, mean)")
     fig.suptitle("GSM8K model solutions, calculator judge")
     fig.tight_layout()
-    fig.savefig(out / "gsm8k.png", dpi=120)
+    save_figure(fig, out / "gsm8k.png", dpi=120)
 
 
 def write_figures(results: dict[str, Any], out: Path) -> None:
@@ -104,52 +106,41 @@ def _fmt_ci(r: dict[str, Any], key: str) -> str:
     return f"{r[key]:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def _tables(results: dict[str, Any]) -> list[str]:
-    lines = ["| steps | protocol | judge tokens: mean (min-max), measured |", "|---|---|---|"]
-    for r in results["tokens"]:
-        lines.append(f"| {r['steps']} | {r['protocol']} | {r['mean']:,.1f} "
-                     f"({r['min']:,}-{r['max']:,}) |")  # fmt: skip
-    lines += [
-        "",
-        "| error rate | protocol | completeness (measured) | exact | "
-        "soundness error (measured) | exact | judge calls |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in results["accuracy"]:
-        lines.append(
-            f"| {r['rate']} | {r['protocol']} | {_fmt_ci(r, 'completeness')} | "
-            f"{r['exact_completeness']:.3f} | {_fmt_ci(r, 'soundness_error')} | "
-            f"{r['exact_soundness_error']:.3f} | {r['judge_calls']:.1f} |"
-        )
-    lines += [
-        "",
-        "| error rate | protocol | completeness (measured) | soundness error "
-        "(measured) | judge calls per debate | judge tokens per debate |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in results["figure1"]:
-        lines.append(
-            f"| {r['rate']} | {r['protocol']} | {_fmt_ci(r, 'completeness')} | "
-            f"{_fmt_ci(r, 'soundness_error')} | {r['judge_calls']:,.1f} | "
-            f"{r['judge_input_tokens']:,.0f} |"
-        )
+TOKEN_COLUMNS = ("steps", "protocol", "judge tokens: mean (min-max), measured")
+ACCURACY_COLUMNS = ("error rate", "protocol", "completeness (measured)", "exact",
+                    "soundness error (measured)", "exact", "judge calls")  # fmt: skip
+FIGURE1_COLUMNS = ("error rate", "protocol", "completeness (measured)",
+                   "soundness error (measured)", "judge calls per debate",
+                   "judge tokens per debate")  # fmt: skip
+GSM8K_COLUMNS = ("protocol", "solutions", "accuracy vs is_correct (measured)",
+                 "P[accept given correct]", "P[accept given wrong]",
+                 "judge tokens per solution")  # fmt: skip
+
+
+def _tables(results: dict[str, Any]) -> str:
+    """The report's tables, a blank line between two."""
+    tokens = [[r["steps"], r["protocol"], f"{r['mean']:,.1f} ({r['min']:,}-{r['max']:,})"]
+              for r in results["tokens"]]  # fmt: skip
+    accuracy = [[r["rate"], r["protocol"], _fmt_ci(r, "completeness"),
+                 f"{r['exact_completeness']:.3f}", _fmt_ci(r, "soundness_error"),
+                 f"{r['exact_soundness_error']:.3f}", f"{r['judge_calls']:.1f}"]
+                for r in results["accuracy"]]  # fmt: skip
+    figure1 = [[r["rate"], r["protocol"], _fmt_ci(r, "completeness"),
+                _fmt_ci(r, "soundness_error"), f"{r['judge_calls']:,.1f}",
+                f"{r['judge_input_tokens']:,.0f}"]
+               for r in results["figure1"]]  # fmt: skip
+    tables = [markdown_table(TOKEN_COLUMNS, tokens), markdown_table(ACCURACY_COLUMNS, accuracy),
+              markdown_table(FIGURE1_COLUMNS, figure1)]  # fmt: skip
     if results["gsm8k"]:
-        lines += [
-            "",
-            "| protocol | solutions | accuracy vs is_correct (measured) | "
-            "P[accept given correct] | P[accept given wrong] | judge tokens per solution |",
-            "|---|---|---|---|---|---|",
-        ]
-        for r in results["gsm8k"]:
-            lines.append(
-                f"| {r['protocol']} | {r['debates']:,} | {_fmt_ci(r, 'accuracy')} | "
-                f"{_fmt_ci(r, 'completeness')} | {_fmt_ci(r, 'soundness_error')} | "
-                f"{r['judge_input_tokens']:,.1f} |"
-            )
-    return lines  # fmt: skip
+        gsm8k = [[r["protocol"], f"{r['debates']:,}", _fmt_ci(r, "accuracy"),
+                  _fmt_ci(r, "completeness"), _fmt_ci(r, "soundness_error"),
+                  f"{r['judge_input_tokens']:,.1f}"]
+                 for r in results["gsm8k"]]  # fmt: skip
+        tables.append(markdown_table(GSM8K_COLUMNS, gsm8k))
+    return "\n".join(tables)
 
 
 def write_markdown(results: dict[str, Any], out: Path) -> None:
     """The tables of ``results.json`` as ``tables.md`` (``report.md`` holds the discussion)."""
-    header = [f"<!-- generated by proofgames language report (seed {results['seed']}) -->", ""]
-    (out / "tables.md").write_text("\n".join(header + _tables(results)) + "\n")
+    header = f"<!-- generated by proofgames language report (seed {results['seed']}) -->\n\n"
+    write_atomic(out / "tables.md", header + _tables(results))

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from .._seeds import check_seed
+from ..analysis.intervals import wilson_interval
 from ..errors import ProtocolError
-from ..intervals import wilson_interval
 from ..judging import StepJudge
 from ..stochastic.optimize import optimize_params
 from ._moves import LanguageOutcome

@@ -18,12 +18,12 @@ Example (a tiny run)::
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .._seeds import check_seed
+from ..reporting import write_json
 from .experiments import generated_games, gsm8k_games, summarize
 
 TOKEN_STEPS = (10, 20, 50, 100, 200, 500, 1000)
@@ -109,7 +109,7 @@ def build_report(
     from ..stochastic.optimize import optimize_params
 
     results["figure1_params"] = optimize_params(1.0, 1).to_dict()
-    (out / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
+    write_json(out / "results.json", results, indent=1)  # strict: a NaN rate is null
     write_figures(results, out)
     write_markdown(results, out)
     return results

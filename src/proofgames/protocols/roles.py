@@ -7,7 +7,7 @@ order V passes them and describes the answer.  Everything else is derived from t
 declaration: the message index (``ProtocolInfo.messages``), what a method's call looks
 like on the wire (:mod:`proofgames.isolation`, V's side), how a party's own process turns
 the plain arguments back into the typed ones its strategy expects
-(:mod:`proofgames.party`), and the schema in ``docs/wire.md``.
+(:mod:`proofgames.isolation.party`), and the schema in ``docs/wire.md``.
 
 A parameter is either *sent* (V's value is encoded as plain data, and decoded on the
 party's side) or the party's *own* (its context, its generator, its copy of the problem,
@@ -18,8 +18,8 @@ Example:
     >>> role = get_protocol("bisection").roles["A"]
     >>> role.names()
     ('final', 'midpoint')
-    >>> [p.name for p in role.method("midpoint").params if p.sent]
-    ['state']
+    >>> tuple(p.name for p in role.method("midpoint").params if p.sent)
+    ('state',)
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from ..wire import as_configuration, as_int, as_positions, configuration_dict
 
 
 class PartySide(Protocol):
-    """What a party's own process holds while it plays (:class:`proofgames.party.Session`).
+    """What a party's own process holds while it plays (``proofgames.isolation.party.Session``).
 
     Decoders of sent arguments and the methods' ``after`` hooks see only this.
 

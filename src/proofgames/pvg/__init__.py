@@ -10,8 +10,10 @@ Where each part lives (everything below is also exported from here):
 * :mod:`proofgames.pvg.find_the_plus`: the research on FindThePlus (exact message
   search, detectors, diagnostics, stability from a sound start, start gradient);
 * :mod:`proofgames.pvg.reproduce`: the reproduction of the paper, its profiles, report
-  and figures;
-* :mod:`proofgames.pvg.cli`: the ``proofgames pvg`` commands.
+  and figures.
+
+The ``proofgames pvg`` commands live outside this package, in :mod:`proofgames.cli.pvg`,
+with the rest of the command line.
 
 Example:
     >>> from proofgames.pvg import TrainConfig, make_task, train

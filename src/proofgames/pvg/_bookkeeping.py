@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PVGError
-from ._files import json_text, write_text
+from ..reporting import dumps, write_atomic
 from ._game import Game
 from .checkpoint import TrainingState, save_training_state
 from .config import TrainConfig
@@ -197,16 +197,16 @@ class MetricLog:
     each new row is appended with a single ``write`` of the whole line instead: a run
     killed at any moment leaves whole rows, and at worst a last line cut short, which
     :func:`logged_rows` drops on resuming. Rows are strict JSON (see
-    :func:`~proofgames.pvg._files.json_text`: a non-finite number is ``null``).
+    :func:`~proofgames.reporting.dumps`: a non-finite number is ``null``).
     """
 
     def __init__(self, path: Path, rows: list[Metrics]) -> None:
-        write_text(path, "".join(json_text(row) + "\n" for row in rows))
+        write_atomic(path, "".join(dumps(row) + "\n" for row in rows), parents=True)
         self.fd = os.open(path, os.O_WRONLY | os.O_APPEND)
 
     def append(self, row: Metrics) -> None:
         """Add ``row`` to the log."""
-        os.write(self.fd, (json_text(row) + "\n").encode())
+        os.write(self.fd, (dumps(row) + "\n").encode())
 
     def close(self) -> None:
         """Close the log."""

@@ -1,25 +1,19 @@
-"""Every file the PVG code writes or reads back: atomic writes, strict JSON, run folders.
+"""The files of a PVG run folder, and reading the JSON the PVG code wrote.
 
-Private to :mod:`proofgames.pvg`.
+Private to :mod:`proofgames.pvg`.  Writing goes through :mod:`proofgames.reporting`
+(atomic writes with ``fsync``, strict JSON).
 
-* Writes are atomic: the data goes to a temporary file beside the target, which then
-  replaces it in one step (:func:`os.replace`), so a run killed mid-write, or a write that
-  fails, leaves the old file whole (or none) and no half-written one.
-* JSON is strict: a float that is not a finite number (a diverged loss) is written as
-  ``null``, so every JSON file and ``--json`` output parses anywhere (:func:`json_text`).
 * A run folder's files are :data:`RUN_FILES`: :func:`run_files` finds another run's files
   in a folder before a new run writes there, :func:`remove_run` removes them.
+* :func:`read_json` reads a JSON file back, naming it in its errors; :func:`check_folder`
+  and :func:`check_file_to_write` refuse places that cannot be written before any work.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,86 +32,6 @@ RUN_FILES = (
 
 class MissingFileError(PVGError, FileNotFoundError):
     """A file the PVG code was asked to read does not exist."""
-
-
-def finite(value: Any) -> Any:
-    """``value`` with every non-finite float (NaN, +-inf) replaced by ``None``, recursively.
-
-    Tuples become lists; everything else is kept, so integers stay integers.
-
-    Example:
-        >>> finite({"loss": float("nan"), "steps": 3, "curve": (0.5, float("inf"))})
-        {'loss': None, 'steps': 3, 'curve': [0.5, None]}
-    """
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: finite(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite(item) for item in value]
-    return value
-
-
-def json_text(data: Any, indent: int | None = None) -> str:
-    """Strict JSON of ``data``: non-finite floats are ``null`` (see :func:`finite`)."""
-    return json.dumps(finite(data), indent=indent, allow_nan=False)
-
-
-@contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary path to write ``path``'s new content to; it replaces ``path`` on success.
-
-    Raises:
-        PVGError: the folder cannot be created or the file cannot be written (e.g. the
-            disk is full); ``path`` is then unchanged.
-    """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(handle)
-        os.chmod(name, _mode(path))  # mkstemp's is 0o600: give the mode open() would
-    except OSError as exc:
-        raise PVGError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    partial = Path(name)
-    try:
-        yield partial
-        os.replace(partial, path)
-    except OSError as exc:
-        raise PVGError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    finally:
-        partial.unlink(missing_ok=True)
-
-
-def _mode(path: Path) -> int:
-    """The permissions ``path`` has, or a new file would get from ``open`` (the umask's)."""
-    if path.exists():
-        return path.stat().st_mode & 0o7777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically."""
-    with atomic_path(path) as partial:
-        partial.write_text(text)
-
-
-def write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically."""
-    with atomic_path(path) as partial:
-        partial.write_bytes(data)
-
-
-def write_json(path: Path, data: Any, indent: int | None = None) -> None:
-    """Write ``data`` to ``path`` atomically as strict JSON (see :func:`json_text`)."""
-    write_text(path, json_text(data, indent) + ("\n" if indent is not None else ""))
-
-
-def save_with(path: Path, save: Callable[[Path], None]) -> None:
-    """Write ``path`` atomically with ``save(temporary_path)`` (e.g. ``torch.save``)."""
-    with atomic_path(path) as partial:
-        save(partial)
 
 
 def read_json(path: Path, what: str) -> Any:

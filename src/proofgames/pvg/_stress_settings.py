@@ -11,8 +11,8 @@ from typing import Any
 
 from torch import Tensor
 
+from ..analysis.intervals import confusion_intervals
 from ..errors import PVGError
-from ..intervals import confusion_intervals
 
 #: Where the prover attack starts: a copy of the trained prover (the paper's) or afresh.
 PROVER_ATTACKS = ("continued", "fresh")
@@ -171,7 +171,7 @@ class AttackResult:
     def intervals(self, confidence: float = 0.95) -> dict[str, tuple[float, float] | None]:
         """Clopper--Pearson intervals for precision, recall and specificity.
 
-        See :func:`proofgames.intervals.confusion_intervals`: they bound the attack's
+        See :func:`proofgames.analysis.intervals.confusion_intervals`: they bound the attack's
         rates on instances drawn like this batch, each conditional on its denominator.
         """
         return confusion_intervals(self.tp, self.fp, self.fn, self.tn, confidence)

@@ -17,7 +17,8 @@ import torch
 from torch import nn
 
 from ..errors import ProofgamesError, PVGError
-from ._files import MissingFileError, save_with, write_json
+from ..reporting import save_with, write_json
+from ._files import MissingFileError
 from .config import TrainConfig, resolve_device
 from .registry import make_task
 from .task import PVGTask
@@ -62,9 +63,9 @@ def save_checkpoint(
         "prover": prover.state_dict(),
         "verifier": verifier.state_dict(),
     }
-    save_with(path, lambda partial: torch.save(payload, partial))
+    save_with(path, lambda partial: torch.save(payload, partial), parents=True)
     readable = {"task": task.name, "task_args": task_args, **config.to_dict()}
-    write_json(out_dir / "config.json", readable, indent=2)
+    write_json(out_dir / "config.json", readable, indent=2, parents=True)
     return path
 
 
@@ -214,7 +215,8 @@ class TrainingState:
 def save_training_state(out_dir: Path, state: TrainingState) -> Path:
     """Write ``state`` to ``out_dir/state.pt`` atomically; return the path."""
     path = out_dir / STATE_FILE
-    save_with(path, lambda partial: torch.save({"format": FORMAT, **asdict(state)}, partial))
+    payload = {"format": FORMAT, **asdict(state)}
+    save_with(path, lambda partial: torch.save(payload, partial), parents=True)
     return path
 
 

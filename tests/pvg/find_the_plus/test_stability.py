@@ -12,8 +12,8 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from proofgames.cli.pvg import app  # noqa: E402
 from proofgames.pvg import FindThePlus, stress_test  # noqa: E402
-from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.find_the_plus.stability import (  # noqa: E402
     PointingProver,
     StabilitySettings,

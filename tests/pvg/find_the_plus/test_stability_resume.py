@@ -13,11 +13,11 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from proofgames.cli.pvg import app  # noqa: E402
 from proofgames.errors import PVGError, TrainingStopped  # noqa: E402
 from proofgames.pvg import FindThePlus  # noqa: E402
 from proofgames.pvg._game import Game  # noqa: E402
 from proofgames.pvg.checkpoint import STATE_FILE, load_training_state  # noqa: E402
-from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.find_the_plus.stability import (  # noqa: E402
     PointingProver,
     StabilitySettings,

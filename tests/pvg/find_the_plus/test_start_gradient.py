@@ -11,9 +11,9 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from proofgames.cli.pvg import app  # noqa: E402
 from proofgames.errors import PVGError  # noqa: E402
 from proofgames.pvg import FindThePlus  # noqa: E402
-from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.find_the_plus.start_gradient import start_gradient  # noqa: E402
 
 TASK = FindThePlus()

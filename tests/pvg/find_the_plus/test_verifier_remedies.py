@@ -10,9 +10,9 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from proofgames.cli.pvg import app  # noqa: E402
 from proofgames.pvg import FindThePlus, TrainConfig, stress_test, task_defaults  # noqa: E402
 from proofgames.pvg._game import Game, verifier_optimizer  # noqa: E402
-from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.find_the_plus.stability import StabilitySettings, run_stability, sound_verifier  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -58,6 +58,7 @@ def test_the_long_profile_runs_20000_resumable_steps_with_the_exhaustive_search(
     config.validate()
 
 
+@pytest.mark.slow
 def test_a_long_profile_reproduction_keeps_pointing_and_exact_specificity_curves(tmp_path):
     from dataclasses import replace
 
@@ -99,7 +100,7 @@ def test_the_documented_held_out_figures_are_the_saved_counts_of_each_long_run()
     """docs/pvg.md's held-out table: each row recomputed from its run's ``run.json``."""
     import json
 
-    from proofgames.intervals import confusion_intervals
+    from proofgames.analysis.intervals import confusion_intervals
 
     runs = sorted(LONG_RUNS.glob("find-the-plus-pvg-s*/run.json"))
     if not runs:
@@ -121,8 +122,8 @@ def test_the_documented_held_out_figures_are_the_saved_counts_of_each_long_run()
 
 def test_the_committed_extension_runs_can_be_resumed_by_this_code():
     """``reports/pvg-long-40k`` continues long-run seeds past 20,000 steps across sessions."""
+    from proofgames.cli.pvg._support import resumed_run
     from proofgames.pvg.checkpoint import load_training_state
-    from proofgames.pvg.cli._support import resumed_run
 
     folders = sorted((LONG_RUNS.parent.parent / "pvg-long-40k").glob("find-the-plus-pvg-s*"))
     if not folders:

@@ -27,7 +27,7 @@ def _python(code: str) -> dict[str, object]:
     return result
 
 
-@pytest.mark.parametrize("module", ["proofgames.pvg", "proofgames.stochastic.report"])
+@pytest.mark.parametrize("module", ["proofgames.pvg", "proofgames.experiments.stochastic_report"])
 @pytest.mark.parametrize("chosen", [None, "svg"], ids=["default-backend", "chosen-backend"])
 def test_importing_pvg_keeps_the_matplotlib_backend(chosen, module):
     choose = f"matplotlib.use({chosen!r})" if chosen else "pass"
@@ -43,6 +43,7 @@ def test_importing_pvg_keeps_the_matplotlib_backend(chosen, module):
         assert seen["before"] == chosen
 
 
+@pytest.mark.slow
 def test_a_figure_is_saved_as_png_without_pyplot_or_a_backend_change(tmp_path):
     path = tmp_path / "formulations.png"
     curve = {"step": [0, 1, 2], "sampled_erasure_fraction": [0.0, 0.5, 1.0]}

@@ -8,8 +8,8 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from proofgames.cli.pvg import app  # noqa: E402
 from proofgames.pvg import BinaryErasureChannel, StressConfig, TrainConfig, make_task, train  # noqa: E402
-from proofgames.pvg.cli import app  # noqa: E402
 from proofgames.pvg.find_the_plus.diagnostics import (  # noqa: E402
     blind_heads,
     on_the_plus,
@@ -110,6 +110,7 @@ def test_summarize_gives_mean_spread_and_extremes_per_cell():
     assert (cells[("messages", "recall")]["min"], cells[("messages", "recall")]["max"]) == (1, 1)
 
 
+@pytest.mark.slow
 def test_smoke_reproduction_covers_every_table_cell_and_figure(smoke_results, tmp_path):
     for task in ("bec", "find-the-plus"):
         data = smoke_results[task]
@@ -248,6 +249,7 @@ def test_find_the_plus_results_do_not_depend_on_the_worker_count(smoke_results):
     assert parallel["find-the-plus"]["gaze"] == smoke_results["find-the-plus"]["gaze"]
 
 
+@pytest.mark.slow
 def test_cli_reproduce_writes_the_report_and_prints_json(tmp_path):
     result = CliRunner().invoke(
         app,
@@ -272,6 +274,7 @@ def test_cli_reproduce_writes_the_report_and_prints_json(tmp_path):
     assert "Table 2" in (tmp_path / "pvg" / "report.md").read_text()
 
 
+@pytest.mark.slow  # the smoke reproduction it reads takes ~13 s
 def test_cli_report_rebuilds_the_report_from_saved_results(smoke_results, tmp_path):
     saved = tmp_path / "results.json"
     saved.write_text(json.dumps(smoke_results))

@@ -7,12 +7,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...intervals import confusion_intervals
+from ...analysis.intervals import confusion_intervals
+from ...reporting import markdown_table
+
+#: The columns of :func:`ftp_runs`'s table.
+RUN_COLUMNS = ("training", "seed", "game steps", "kept step", "train s", "prover P / R / spec",
+               "messages P / R / spec", "exhaustive P / R / spec",
+               "blind share per head (label 1 / label 0)", "on the plus",
+               "detector on the plus", "plus shape")  # fmt: skip
+#: The columns of :func:`attack_anatomy_section`'s table.
+ANATOMY_COLUMNS = ("training", "seed", "bias", "term per head: mean (least)",
+                   "label-0 accepted", "plus cells 4 / 5", "bias shift to sound",
+                   "then: specificity / recall, own prover / recall, best message",
+                   "centre missing: prover / attack")  # fmt: skip
 
 
 def ftp_runs(ftp: dict[str, Any]) -> str:
-    lines = [
-        "### Per seed\n",
+    """The per-seed table of the FindThePlus runs, with what its columns mean."""
+    intro = (
+        "### Per seed\n\n"
         "*Blind share*: the fraction of images on which a verifier head's whole glimpse "
         "falls on zero padding outside the image (it then sees nothing and passes no "
         "gradient to its shift); one number per head, on label-1 and on label-0 images. "
@@ -27,21 +40,16 @@ def ftp_runs(ftp: dict[str, Any]) -> str:
         "detector; near 0: weights blind to the plus's shape, such as a count of "
         "1-pixels), with that plus's offset from the glimpse's centre in pixels (row, "
         "column) where it is not centred; reports made before offsets were measured "
-        "give the cosine with a centred plus.\n",
-        "| training | seed | game steps | kept step | train s | prover P / R / spec | "
-        "messages P / R / spec | exhaustive P / R / spec | blind share per head (label 1 / "
-        "label 0) | on the plus | detector on the plus | plus shape |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for run in ftp["runs"]:
-        lines.append(
-            f"| {run['training']} | {run['seed']} | {run['steps']} | {run['best_step']} | "
-            f"{run['train_seconds']:.0f} | {prs(run['attacks']['prover'])} | "
-            f"{prs(run['attacks']['messages'])} | {prs(run['attacks'].get('exhaustive'))} | "
-            f"{_blind(run)} | {_shares(run, 'on_the_plus')} | {_aimed(run)} | "
-            f"{_plus_shapes(run)} |"
-        )
-    return "\n".join(lines) + "\n"
+        "give the cosine with a centred plus.\n\n"
+    )
+    rows = [
+        [run["training"], run["seed"], run["steps"], run["best_step"],
+         f"{run['train_seconds']:.0f}", prs(run["attacks"]["prover"]),
+         prs(run["attacks"]["messages"]), prs(run["attacks"].get("exhaustive")),
+         _blind(run), _shares(run, "on_the_plus"), _aimed(run), _plus_shapes(run)]
+        for run in ftp["runs"]
+    ]  # fmt: skip
+    return intro + markdown_table(RUN_COLUMNS, rows)
 
 
 def _aimed(run: dict[str, Any]) -> str:
@@ -57,8 +65,8 @@ def attack_anatomy_section(runs: list[dict[str, Any]]) -> str:
     shown = [r for r in runs if "readout_bias" in r.get("attack", {})]
     if not shown:
         return ""
-    lines = [
-        "### How the exhaustive attack wins\n",
+    intro = (
+        "### How the exhaustive attack wins\n\n"
         "On 1,000 fresh images (seed 54321), the exact search places every head of the "
         "verifier the attacks above test where its logit term is largest, on each label-0 "
         "image. *Term*: "
@@ -74,12 +82,9 @@ def attack_anatomy_section(runs: list[dict[str, Any]]) -> str:
         "search, not a fix (`threshold_gap`). *Centre missing*: of the label-0 images on "
         "which the most plus-shaped head sees 4 of the 5 plus cells, the share lacking the "
         "centre cell, where the verifier's own prover places it and where the exact "
-        "search does (`missing_cells`; a random 4-of-5 plus lacks it 1 time in 5).\n",
-        "| training | seed | bias | term per head: mean (least) | label-0 accepted | "
-        "plus cells 4 / 5 | bias shift to sound | then: specificity / recall, own prover / "
-        "recall, best message | centre missing: prover / attack |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+        "search does (`missing_cells`; a random 4-of-5 plus lacks it 1 time in 5).\n\n"
+    )
+    rows: list[list[object]] = []
     for run in shown:
         a = run["attack"]
         terms = ", ".join(
@@ -92,22 +97,22 @@ def attack_anatomy_section(runs: list[dict[str, Any]]) -> str:
             if cells and sum(cells)
             else "—"
         )
-        lines.append(
-            f"| {run['training']} | {run['seed']} | {a['readout_bias']:.2f} | {terms} | "
-            f"{a['attack_accepts_label0']:.3f} | {share} | {_threshold(run)} | "
-            f"{_centre_missing(run)} |"
-        )
-    return "\n".join(lines) + "\n"
+        rows.append([
+            run["training"], run["seed"], f"{a['readout_bias']:.2f}", terms,
+            f"{a['attack_accepts_label0']:.3f}", share, *_threshold(run), _centre_missing(run),
+        ])  # fmt: skip
+    return intro + markdown_table(ANATOMY_COLUMNS, rows)
 
 
-def _threshold(run: dict[str, Any]) -> str:
-    """The bias shift to soundness and what it leaves, or dashes (not measured)."""
+def _threshold(run: dict[str, Any]) -> tuple[str, str]:
+    """Two cells: the bias shift to soundness and what it leaves, or dashes (not measured)."""
     t = run.get("threshold", {})
     if "sound_shift" not in t:  # older results, or skipped
-        return "— | —"
+        return "—", "—"
     return (
-        f"{t['sound_shift']:+.2f} | {t['shifted_exhaustive_specificity']:.3f} / "
-        f"{t['shifted_recall']:.3f} / {t['shifted_exhaustive_recall']:.3f}"
+        f"{t['sound_shift']:+.2f}",
+        f"{t['shifted_exhaustive_specificity']:.3f} / {t['shifted_recall']:.3f} / "
+        f"{t['shifted_exhaustive_recall']:.3f}",
     )
 
 
@@ -166,7 +171,7 @@ def _plus_shapes(run: dict[str, Any]) -> str:
 def prs(attack: dict[str, Any] | None, intervals: bool = False) -> str:
     """``P / R / spec`` of one attack; with ``intervals``, precision's 95% interval too.
 
-    The interval is :func:`~proofgames.intervals.confusion_intervals`' (Clopper--Pearson),
+    The interval is :func:`~proofgames.analysis.intervals.confusion_intervals`' (Clopper--Pearson),
     computed from the attack's counts, so results saved before ``to_dict`` recorded
     intervals get one as well; none where nothing was accepted.
     """

@@ -9,8 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ...reporting import markdown_table
 from ..reproduce._figures import _figure, save_figure
 from ..tasks.find_the_plus import FindThePlus
+
+#: The columns of :func:`stability_table`.
+STABILITY_COLUMNS = ("pointing error at step 0 (px rms, set)", "formulation", "update",
+                     "soundness lost at step", "last: exhaustive specificity",
+                     "last: exhaustive recall", "last: pointing error (px)",
+                     "last: on plus")  # fmt: skip
 
 
 def plot_stability(results: dict[str, Any], path: Path | BinaryIO) -> None:
@@ -49,7 +56,7 @@ def stability_table(results: dict[str, Any]) -> str:
         extra += "; verifier-first play trains the verifier against the trained prover"
     start = results.get("started_from")
     who = f"Started from {start}" if start else "Hand-set sound verifier"
-    lines = [
+    intro = (
         f"{who} ({heads} head{'s' * (heads != 1)}{extra}), "
         f"{settings['steps']} game steps at batch "
         f"{settings['batch_size']}, seed {settings['seed']}; certified by exhaustive search "
@@ -60,26 +67,22 @@ def stability_table(results: dict[str, Any]) -> str:
             ""
             if results.get("complete", True)
             else " **Partial results: not every run has finished.**"
-        ),
-        "",
-        "| pointing error at step 0 (px rms, set) | formulation | update | soundness lost at "
-        "step | last: exhaustive specificity | last: exhaustive recall | last: pointing "
-        "error (px) | last: on plus |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+        )
+    )
+    rows: list[list[object]] = []
     for run in results["runs"]:
         last = run["rows"][-1]
         lost = "kept" if run["lost_at"] is None else str(run["lost_at"])
         lost += " (not sound at the start)" if run["lost_at"] == 0 else ""
         if not run.get("finished", True):  # results saved before "finished" are complete
             lost += f" (unfinished: played to step {last['step']})"
-        lines.append(
-            f"| {'— (trained)' if run['error_px'] is None else format(run['error_px'], 'g')} | "
-            f"{run['formulation']} | {run['update']} | {lost} | "
-            f"{last['exhaustive_specificity']:.3f} | {last['exhaustive_recall']:.3f} | "
-            f"{_shown(last['pointing_error_px'], '.2f')} | {_shown(last['on_plus'], '.3f')} |"
-        )
-    return "\n".join(lines) + "\n"
+        rows.append([
+            "— (trained)" if run["error_px"] is None else format(run["error_px"], "g"),
+            run["formulation"], run["update"], lost,
+            f"{last['exhaustive_specificity']:.3f}", f"{last['exhaustive_recall']:.3f}",
+            _shown(last["pointing_error_px"], ".2f"), _shown(last["on_plus"], ".3f"),
+        ])  # fmt: skip
+    return intro + "\n\n" + markdown_table(STABILITY_COLUMNS, rows)
 
 
 def _against_trained_prover(settings: dict[str, Any]) -> bool:

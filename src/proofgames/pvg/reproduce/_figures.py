@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from .._files import save_with
+from ...reporting import figures
 
 
 def _figure(rows: int, cols: int, size: tuple[float, float], **kwargs: Any) -> tuple[Figure, Any]:
@@ -248,8 +248,8 @@ def plot_gaze(gaze: dict[str, Any], path: Path | BinaryIO) -> None:
 
 
 def save_figure(fig: Figure, target: Path | BinaryIO) -> None:
-    """Save ``fig`` as PNG to a file (atomically) or a binary stream."""
-    if isinstance(target, Path):
-        save_with(target, lambda partial: fig.savefig(partial, dpi=110, format="png"))
-    else:
-        fig.savefig(target, dpi=110, format="png")
+    """Save ``fig`` as PNG at 110 dpi to a file (atomically, making its folder) or a stream.
+
+    The PVG figures' settings for :func:`proofgames.reporting.save_figure`.
+    """
+    figures.save_figure(fig, target, dpi=110, fmt="png", parents=True)

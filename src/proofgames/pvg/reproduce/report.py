@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
-from ..._readme import replace_block
 from ...errors import PVGError
-from .._files import atomic_path, read_json, write_bytes, write_json, write_text
+from ...reporting import markdown_table, replace_block, write_atomic, write_json
+from .._files import read_json
 from ..find_the_plus._report_heads import attack_anatomy_section, ftp_runs, gaze_source, prs
 from ..stress import ALL_ATTACKS
 from ._figures import plot_bec_dynamics, plot_formulations, plot_gaze, plot_learning
@@ -32,6 +31,14 @@ ATTACK_TITLES = {
     "exhaustive": "exhaustive search (exact; not in the paper)",
 }
 TASK_TITLES = {"bec": "Table 2: Binary Erasure Channel", "find-the-plus": "Table 3: FindThePlus"}
+COMPARISON_COLUMNS = ("attack", "quantity", "PVG measured", "PVG paper",
+                      "collaborative measured", "collaborative paper")  # fmt: skip
+BEST_SEED_COLUMNS = ("training", "seed", "kept step", "selection score", "prover", "messages",
+                     "exhaustive")  # fmt: skip
+BEC_RUN_COLUMNS = ("training", "seed", "game steps", "sound at step", "train s to sound",
+                   "prover P / R / spec", "messages P / R / spec")  # fmt: skip
+FORMULATION_COLUMNS = ("formulation", "erasure fraction", "information (bits)",
+                       "verifier accuracy", "seconds")  # fmt: skip
 
 
 def write_report(results: dict[str, Any], out: Path, readme: Path | None = None) -> Path:
@@ -81,10 +88,10 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
     if readme is not None:
         link = Path(os.path.relpath(path.resolve(), readme.resolve().parent)).as_posix()
         summary = summary_tables(results, path.as_posix(), link)
-    write_json(out / "results.json", results, indent=1)
+    write_json(out / "results.json", results, indent=1, parents=True)
     for name, drawn in figures.items():
-        write_bytes(out / name, drawn.getvalue())
-    write_text(path, "\n".join(section for section in sections if section))
+        write_atomic(out / name, drawn.getvalue())
+    write_atomic(path, "\n".join(section for section in sections if section))
     if summary is not None and readme is not None:
         update_readme(readme, summary)
     return path
@@ -135,29 +142,26 @@ def best_seed(data: dict[str, Any]) -> str:
     against the keep-best attack on its own batch); the figures shown are that
     checkpoint's fresh held-out attacks, so the selection does not see them.
     """
-    rows = []
+    rows: list[list[object]] = []
     for training in ("pvg", "collaborative"):
         runs = [r for r in data["runs"] if r["training"] == training]
         if not any(r.get("best_accuracy") is not None for r in runs):
             continue  # no checkpoint was selected (the last step was kept)
         run = max(runs, key=lambda r: (r.get("best_accuracy") or 0.0, -r["seed"]))
         score = run.get("best_accuracy")
-        attacks = " | ".join(
+        attacks = [
             prs(run["attacks"].get(a), intervals=True) for a in ("prover", "messages", "exhaustive")
-        )
-        rows.append(
-            f"| {training} | {run['seed']} of {len(runs)} | {run.get('best_step')} | "
-            f"{'—' if score is None else f'{score:.3f}'} | {attacks} |"
-        )
+        ]
+        shown = "—" if score is None else f"{score:.3f}"
+        seed = f"{run['seed']} of {len(runs)}"
+        rows.append([training, seed, run.get("best_step"), shown, *attacks])
     if not rows:
         return ""
     return (
         "Best of the seeds, as the paper selects (the seed whose kept checkpoint scored "
         "best during training; its held-out attacks, P / R / spec, with precision's 95% "
         "Clopper-Pearson interval in brackets):\n\n"
-        "| training | seed | kept step | selection score | prover | messages | "
-        "exhaustive |\n|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
-    )
+    ) + markdown_table(BEST_SEED_COLUMNS, rows)
 
 
 def _bec_timing(bec: dict[str, Any]) -> str:
@@ -193,25 +197,21 @@ def _ftp_timing(ftp: dict[str, Any], machine: dict[str, Any]) -> str:
 def comparison_table(task: str, data: dict[str, Any]) -> str:
     """Measured mean ± std [min, max] over seeds beside the paper's figure."""
     paper = PAPER_TABLES[task]
-    lines = [
-        "| attack | quantity | PVG measured | PVG paper | collaborative measured "
-        "| collaborative paper |",
-        "|---|---|---|---|---|---|",
-    ]
+    rows: list[list[object]] = []
     cells = {(r["training"], r["attack"], r["quantity"]): r for r in data["table"]}
     for attack in ALL_ATTACKS:
         if not any(key[1] == attack for key in cells):
             continue
         for quantity in ("recall", "precision", "specificity"):
-            row = [ATTACK_TITLES[attack]]
+            row: list[object] = [ATTACK_TITLES[attack]]
             row.append(quantity)
             for training in ("pvg", "collaborative"):
                 cell = cells.get((training, attack, quantity))
                 row.append(_fmt_cell(cell) if cell else "—")
                 value = paper.get((attack, quantity, training))
                 row.append("—" if value is None else f"{value:g}")
-            lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines) + "\n"
+            rows.append(row)
+    return markdown_table(COMPARISON_COLUMNS, rows)
 
 
 def _fmt_cell(cell: dict[str, Any]) -> str:
@@ -260,45 +260,39 @@ def _table_section(task: str, data: dict[str, Any]) -> str:
 
 
 def _bec_runs(bec: dict[str, Any]) -> str:
-    lines = [
-        "### Per seed\n",
-        "| training | seed | game steps | sound at step | train s to sound | "
-        "prover P / R / spec | messages P / R / spec |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    rows: list[list[object]] = []
     for run in bec["runs"]:
         sound_s = run["sound_seconds"]
-        lines.append(
-            f"| {run['training']} | {run['seed']} | {run['steps']} | "
-            f"{run['sound_at'] if run['sound_at'] is not None else '—'} | "
-            f"{'—' if sound_s is None else f'{sound_s:.1f}'} | "
-            f"{prs(run['attacks']['prover'])} | {prs(run['attacks']['messages'])} |"
-        )
-    return "\n".join(lines) + "\n"
+        rows.append([
+            run["training"], run["seed"], run["steps"],
+            run["sound_at"] if run["sound_at"] is not None else "—",
+            "—" if sound_s is None else f"{sound_s:.1f}",
+            prs(run["attacks"]["prover"]), prs(run["attacks"]["messages"]),
+        ])  # fmt: skip
+    return "### Per seed\n\n" + markdown_table(BEC_RUN_COLUMNS, rows)
 
 
 def _formulation_section(formulations: dict[str, list[dict[str, Any]]]) -> str:
-    lines = [
-        "## Theorems 4 vs 5: who moves first on BEC\n",
+    intro = (
+        "## Theorems 4 vs 5: who moves first on BEC\n\n"
         "Final values after the same number of game steps (mean over seeds; the verifier's "
         "accuracy and the erasure fraction use the prover's sampled tokens).  Theorem 4: "
         "simultaneous play reaches the honest protocol -- token 1 exactly when x = 1, an "
         "erasure when x = 0 (the prover never volunteers token 0), so an erasure fraction "
         "of 1/2 and 1 bit of information; Theorem 5: prover-first play collapses to "
-        "erasure tokens only (fraction 1, 0 bits).\n",
-        "| formulation | erasure fraction | information (bits) | verifier accuracy | seconds |",
-        "|---|---|---|---|---|",
-    ]
+        "erasure tokens only (fraction 1, 0 bits).\n\n"
+    )
+    rows: list[list[object]] = []
     for name, runs in formulations.items():
         final = [{k: v[-1] for k, v in run["curve"].items()} for run in runs]
-        lines.append(
-            f"| {name} | {_mean(final, 'sampled_erasure_fraction'):.3f} | "
-            f"{_mean(final, 'sampled_information_bits'):.3f} | "
-            f"{_mean(final, 'sampled_verifier_accuracy'):.3f} | "
-            f"{sum(r['seconds'] for r in runs) / len(runs):.1f} |"
-        )
-    lines.append("\n![formulations](bec_formulations.png)\n")
-    return "\n".join(lines)
+        rows.append([
+            name, f"{_mean(final, 'sampled_erasure_fraction'):.3f}",
+            f"{_mean(final, 'sampled_information_bits'):.3f}",
+            f"{_mean(final, 'sampled_verifier_accuracy'):.3f}",
+            f"{sum(r['seconds'] for r in runs) / len(runs):.1f}",
+        ])  # fmt: skip
+    table = markdown_table(FORMULATION_COLUMNS, rows)
+    return intro + table + "\n![formulations](bec_formulations.png)\n"
 
 
 def _mean(rows: list[dict[str, Any]], key: str) -> float:
@@ -368,12 +362,7 @@ def has_report_block(readme: Path) -> bool:
 
 def update_readme(readme: Path, summary: str) -> bool:
     """Replace the ``report:pvg`` block of ``readme`` atomically; ``False`` if it has none."""
-    if not has_report_block(readme):
-        return False
-    with atomic_path(readme) as partial:
-        shutil.copyfile(readme, partial)
-        replace_block(partial, "report:pvg", summary)
-    return True
+    return replace_block(readme, "report:pvg", summary)
 
 
 __all__ = [

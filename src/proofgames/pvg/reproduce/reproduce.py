@@ -45,8 +45,8 @@ import torch
 from torch import nn
 
 from ...errors import PVGError
-from ...executors import make_executor, map_items
-from .._files import write_json
+from ...reporting import write_json
+from ...sweeps.executors import make_executor, map_items
 from .._memory import DEFAULT_MAX_MEMORY_GB
 from ..checkpoint import STATE_FILE
 from ..find_the_plus.diagnostics import gaze, head_diagnostics
@@ -109,7 +109,7 @@ def reproduce(
         max_memory_gb: refuse (before any work) a profile whose largest batch is
             estimated to need more memory (GB; see ``TrainConfig.max_memory_gb``).
         executor: where the FindThePlus seeds run instead of ``workers`` local processes
-            (:mod:`proofgames.executors`, e.g. a Dask client's executor); a seed whose
+            (:mod:`proofgames.sweeps.executors`, e.g. a Dask client's executor); a seed whose
             worker died runs again elsewhere and, with ``runs_dir`` on a folder every worker
             sees, continues from its training state.
         seed_progress: called with 1 as each FindThePlus seed finishes.
@@ -152,7 +152,7 @@ def reproduce(
             bec = reproduce_bec(seeds, prof, device, progress, max_memory_gb)
             bec["seconds"] = round(time.perf_counter() - tick, 1)
             if runs_dir is not None:
-                write_json(runs_dir / BEC_FILE, {**bec_key(prof, seeds), "bec": bec})
+                write_json(runs_dir / BEC_FILE, {**bec_key(prof, seeds), "bec": bec}, parents=True)
         out["bec"] = bec
     if "find-the-plus" in tasks:
         tick = time.perf_counter()
@@ -235,7 +235,7 @@ def reproduce_find_the_plus(
 ) -> dict[str, Any]:
     """Table 3, the learning curves and Figure 4 on FindThePlus (seeds run in parallel).
 
-    Each seed is a work item (:func:`~proofgames.executors.map_items`).  With ``runs_dir``
+    Each seed is a work item (:func:`~proofgames.sweeps.executors.map_items`).  With ``runs_dir``
     a seed continues from the training state its runs saved, so a seed run again after
     its worker died picks up where that worker stopped (the folder was checked, or
     cleared, before any work: what it holds now this reproduction wrote).
@@ -347,7 +347,7 @@ def _ftp_run(
             run.update(head_diagnostics(task, prover, verifier))
         if (missing or stale) and out_dir is not None:
             saved = json.loads((out_dir / RUN_FILE).read_text())
-            write_json(out_dir / RUN_FILE, {**saved, "run": {**saved["run"], **run}})
+            write_json(out_dir / RUN_FILE, {**saved, "run": {**saved["run"], **run}}, parents=True)
         return run, curve, prover, verifier
     carried = resume and out_dir is not None and (out_dir / STATE_FILE).is_file()
     result = train(task, config, resume=out_dir if carried else None)
@@ -357,7 +357,7 @@ def _ftp_run(
     curve = {"seed": seed, "training": training, **logged_curve(result.metrics)}
     if out_dir is not None:
         record = {"task_args": task.init_args(), "config": config.to_dict()}
-        write_json(out_dir / RUN_FILE, {**record, "run": run, "curve": curve})
+        write_json(out_dir / RUN_FILE, {**record, "run": run, "curve": curve}, parents=True)
     return run, curve, result.prover, result.verifier
 
 

@@ -1,0 +1,262 @@
+"""What protocols debate: instance kinds, and specs resolved into instances.
+
+Each protocol names the kind of thing it debates (``ProtocolInfo.instance``):
+``configuration`` (a Turing machine's run, for bisection), ``transcript`` (its
+Cook-Levin tableau, for cross-examination), ``witness`` (a SAT problem), ``stochastic``
+(a machine with known oracle probabilities), ``stochastic-witness`` (a panel choice). A
+kind is registered once with its resolver and the limits it takes; a protocol over a new
+kind of object registers its kind beside it (:func:`register_instance_kind`).
+
+Example:
+    >>> inst = resolve("configuration", "bb2")
+    >>> inst.name, inst.steps, inst.truth
+    ('bb2', 6, 1)
+    >>> get_instance_kind("witness").options
+    ('max_sat_work',)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from . import plugins
+from ._registry import NameRegistry
+from .errors import ProofgamesError
+from .machines import TableauTranscript, TuringMachine
+from .machines.examples import get_example
+from .protocols import get_protocol, protocol_names
+from .protocols._catalog import Instance
+
+
+@dataclass(frozen=True)
+class InstanceKind:
+    """What one kind of protocol debates, and how a spec (or an object) becomes one.
+
+    Attributes:
+        name: the kind (``ProtocolInfo.instance`` names it).
+        resolve: ``resolve(spec, **options)``: the :class:`Instance` a spec names.
+        options: the limits it takes (``"steps"``, ``"max_steps"``, ``"max_sat_work"``);
+            each is recorded in the instance's description when given, so that an
+            isolated prover rebuilds the instance under the same limit.
+        wrap: ``wrap(target)``: the :class:`Instance` of an object built in code (say, a
+            machine passed to an experiment), or ``None`` if the kind takes specs only.
+    """
+
+    name: str
+    resolve: Callable[..., Instance]
+    options: tuple[str, ...] = ()
+    wrap: Callable[[Any], Instance] | None = None
+
+
+_KINDS: NameRegistry[InstanceKind] = NameRegistry("instance kind")
+
+
+def register_instance_kind(kind: InstanceKind) -> InstanceKind:
+    """Add a kind of instance (a new protocol may debate a new kind of thing)."""
+    plugins.note(kind.resolve)
+    return _KINDS.add(kind.name, kind)
+
+
+def get_instance_kind(name: str) -> InstanceKind:
+    """The registered kind called ``name``."""
+    return _KINDS.get(name)
+
+
+def resolve(kind: str, spec: str, **options: int | None) -> Instance:
+    """The :class:`Instance` for ``spec`` as a protocol of instance ``kind`` debates it."""
+    k = get_instance_kind(kind)
+    return k.resolve(spec, **{name: options.get(name) for name in k.options})
+
+
+def machine_instance(kind: str, target: object, **options: int | None) -> Instance:
+    """The :class:`Instance` of ``target``: a spec string (resolved), or an object (wrapped).
+
+    Raises:
+        ProofgamesError: the kind takes specs only.
+    """
+    if isinstance(target, str):
+        return resolve(kind, target, **options)
+    k = get_instance_kind(kind)
+    if k.wrap is None:
+        raise ProofgamesError(f"a {kind} instance must be given by its spec")
+    return k.wrap(target)
+
+
+def resolve_instance(
+    protocol: str,
+    spec: str | None = None,
+    steps: int | None = None,
+    *,
+    max_steps: int | None = None,
+    max_sat_work: int | None = None,
+) -> Instance:
+    """Build the instance ``spec`` names for ``protocol`` (its default when ``None``).
+
+    Args:
+        protocol: a registered protocol name.
+        spec: the instance spec (default: the protocol's default instance).
+        steps: T, for bisection and cross-examination only.
+        max_steps: stochastic protocols only: the limit on a machine's steps (default
+            :data:`~proofgames.stochastic.machines.MAX_STEPS`), checked before it is built.
+        max_sat_work: witness only: the limit on the SAT search work (default
+            :data:`~proofgames.machines.sat.MAX_SAT_WORK`), checked before any search.
+
+    Raises:
+        ProofgamesError: for an unknown protocol or spec, or an option the protocol does
+            not take (``steps`` for stochastic and witness protocols, ``max_steps``
+            for the others, ``max_sat_work`` outside ``witness``), or a limit that
+            is not a positive integer.
+
+    Example:
+        >>> from proofgames import resolve_instance
+        >>> inst = resolve_instance("bisection", "tm:1RB1LB_1LA1RZ", steps=6)
+        >>> inst.name, inst.steps, inst.truth, inst.target.size
+        ('tm:1RB1LB_1LA1RZ', 6, 1, 4)
+        >>> resolve_instance("stochastic", "majority:n=3,p=0.8").p_accept
+        0.896
+        >>> resolve_instance("witness", "sat-small", steps=5)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.ProofgamesError: witness does not take --steps; it applies only to ...
+    """
+    info = get_protocol(protocol)
+    spec = spec if spec is not None else info.defaults.machine
+    kind = get_instance_kind(info.instance)
+    given = {"steps": steps, "max_steps": max_steps, "max_sat_work": max_sat_work}
+    for name, value in given.items():
+        if value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if type(value) is not int or value <= 0:
+            raise ProofgamesError(f"{flag} must be a positive integer, got {value!r}")
+        if name not in kind.options:
+            users = [p for p in protocol_names() if name in _takes(p)]
+            raise ProofgamesError(
+                f"{protocol} does not take {flag}; it applies only to {' and '.join(users)}"
+            )
+    return resolve(info.instance, spec, **given)
+
+
+def _takes(protocol: str) -> tuple[str, ...]:
+    """The limits the instances of ``protocol`` take."""
+    return get_instance_kind(get_protocol(protocol).instance).options
+
+
+def turing_machine(spec: str, steps: int | None) -> tuple[TuringMachine, int]:
+    """The machine named by ``tm:<text>`` or a plain-TM example, sized for its run."""
+    if spec.startswith("tm:"):
+        text, default_steps = spec[3:], None
+    else:
+        example = get_example(spec)
+        if example.kind != "tm":
+            raise ProofgamesError(f"example {spec!r} is a {example.kind} example, not a plain TM")
+        text, default_steps = example.build(), example.steps
+    t = steps if steps is not None else default_steps
+    if t is None:
+        raise ProofgamesError("give --steps T for a machine given as tm:<text>")
+    if t <= 0:
+        raise ProofgamesError(f"--steps must be positive, got {t}")
+    return TuringMachine.sized(text, t, name=spec if not spec.startswith("tm:") else None), t
+
+
+def _turing(kind: str, spec: str, steps: int | None = None) -> Instance:
+    if not spec.startswith("tm:") and get_example(spec).kind == "oracle-tm":
+        example = get_example(spec)
+        screening = example.build()
+        oracle = screening.oracle()
+        tm = screening.machine()
+        t = steps if steps is not None else (example.steps or 0)
+        from ._oracle import OracleLedger
+
+        truth = tm.accepts(tm.advance(tm.initial(), t, OracleLedger(oracle).view("V")))
+        target: Any = tm if kind == "configuration" else screening.transcript()
+        desc = {"kind": "example", "spec": spec, "steps": t}
+        return Instance(spec, tm.name, kind, target, t, truth, oracle, description=desc)
+    tm, t = turing_machine(spec, steps)
+    target = tm if kind == "configuration" else TableauTranscript(tm, t)
+    desc = {
+        "kind": "turing-machine",
+        "spec": spec,
+        "steps": t,
+        "program": tm.program.text if hasattr(tm.program, "text") else spec[3:],
+        "space": tm.size,
+        "origin": tm.origin,
+        "states": tm.program.states,
+        "symbols": tm.program.symbols,
+        "halt": tm.program.halt,
+        "overflow": tm.program.overflow,
+    }
+    return Instance(spec, tm.name, kind, target, t, tm.known_output, description=desc)
+
+
+def _sat(spec: str, max_sat_work: int | None = None) -> Instance:
+    from .machines.sat import MAX_SAT_WORK, resolve_sat
+
+    problem = resolve_sat(spec, MAX_SAT_WORK if max_sat_work is None else max_sat_work)
+    truth = int(problem.solve() is not None)
+    desc: dict[str, Any] = {"kind": "sat", "spec": spec}
+    if max_sat_work is not None:
+        desc["max_sat_work"] = max_sat_work
+    return Instance(spec, problem.name, "witness", problem, problem.steps, truth, description=desc)
+
+
+def _stochastic(spec: str, max_steps: int | None = None) -> Instance:
+    from .stochastic.machines import make_stochastic_machine
+
+    return _stochastic_instance(make_stochastic_machine(spec, max_steps=max_steps), spec, max_steps)
+
+
+def _stochastic_instance(m: Any, spec: str, max_steps: int | None = None) -> Instance:
+    p1 = m.p_accept
+    truth = None if p1 is None else 1 if p1 >= 2 / 3 else 0 if p1 <= 1 / 3 else None
+    desc: dict[str, Any] = {"kind": "stochastic", "spec": spec}
+    if max_steps is not None:
+        desc["max_steps"] = max_steps
+    return Instance(spec, m.name, "stochastic", m, m.length, truth, p_accept=p1, description=desc)
+
+
+def _panel(spec: str, max_steps: int | None = None) -> Instance:
+    from .stochastic.problems import PanelChoice
+    from .strategies import parse_strategy
+
+    name, args = parse_strategy(spec)
+    if name != "panel-choice" or "p" not in args:
+        raise ProofgamesError(
+            f"stochastic-witness debates a panel-choice problem, e.g. "
+            f"'panel-choice:p=0.2;0.9;0.4' -- got {spec!r}"
+        )
+    unknown = set(args) - {"p", "votes"}
+    if unknown:
+        raise ProofgamesError(f"panel-choice takes p and votes, not {sorted(unknown)}")
+    try:
+        probs = tuple(float(x) for x in str(args["p"]).split(";"))
+    except ValueError:
+        raise ProofgamesError(f"bad item probabilities {args['p']!r}") from None
+    votes = args.get("votes", 3)
+    if type(votes) is not int or votes <= 0:
+        raise ProofgamesError(f"votes must be a positive integer, got {votes!r}")
+    problem = PanelChoice(probs, votes=votes, name=spec, max_steps=max_steps)
+    best = max(problem.machine(w).p_accept or 0.0 for w in problem.candidates())
+    truth = 1 if best >= 2 / 3 else 0 if best <= 1 / 3 else None
+    desc: dict[str, Any] = {"kind": "panel-choice", "spec": spec}
+    if max_steps is not None:
+        desc["max_steps"] = max_steps
+    return Instance(
+        spec, spec, "stochastic-witness", problem, problem.steps, truth, p_accept=best,
+        description=desc,
+    )  # fmt: skip
+
+
+for _kind in (
+    InstanceKind("configuration", partial(_turing, "configuration"), ("steps",)),
+    InstanceKind("transcript", partial(_turing, "transcript"), ("steps",)),
+    InstanceKind("witness", _sat, ("max_sat_work",)),
+    InstanceKind(
+        "stochastic", _stochastic, ("max_steps",), lambda m: _stochastic_instance(m, m.name)
+    ),
+    InstanceKind("stochastic-witness", _panel, ("max_steps",)),
+):
+    register_instance_kind(_kind)
