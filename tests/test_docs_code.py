@@ -53,12 +53,13 @@ EXPECTED: dict[str, list[str]] = {
     "wire.md-0": [r"A program:standalone_bisection_prover\.py"],
 }
 MARKS = {
-    "distributed.md-0": [pytest.mark.dask],
+    "distributed.md-0": [pytest.mark.dask, pytest.mark.slow],
     "pvg.md-0": [pytest.mark.slow],
     "extending.md-3": [pytest.mark.slow],
     "wire.md-0": [pytest.mark.slow],
     "README.md-1": [pytest.mark.slow],
     "extending.md-0": [pytest.mark.slow],
+    "README.md-0": [pytest.mark.slow],
 }
 
 

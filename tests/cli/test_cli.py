@@ -223,6 +223,7 @@ def test_options_a_protocol_does_not_take_are_refused_not_ignored():
     assert res.exit_code == 2 and "claim" in res.output
 
 
+@pytest.mark.slow
 def test_a_program_plays_from_the_cli_under_process_isolation():
     import sys
 

@@ -50,6 +50,7 @@ COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_progress_goes_to_a_terminal_stderr_and_json_stays_clean(name: str, tmp_path: Path) -> None:
     args, label = COMMANDS[name]
@@ -59,6 +60,7 @@ def test_progress_goes_to_a_terminal_stderr_and_json_stays_clean(name: str, tmp_
     assert label in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_no_progress_when_stderr_is_not_a_terminal(name: str, tmp_path: Path) -> None:
     args, _ = COMMANDS[name]

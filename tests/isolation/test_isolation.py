@@ -38,9 +38,9 @@ LIARS = {  # (A, instance, false claim): lies honest B always catches
 }
 
 
-#: Protocols whose isolated debates start many processes (a fresh pair per witness):
-#: measured at 5-7 s a test on one core, so they run in the full suite only.
-SLOW = {"stochastic-witness"}
+#: Protocols whose isolated debates take longest (lockstep rounds over the wire; a fresh
+#: pair of processes per witness): 2-7 s a test on one core, so the full suite only.
+SLOW = {"stochastic-witness", "stochastic"}
 PROTOCOLS = [
     pytest.param(p, marks=[pytest.mark.slow] if p in SLOW else []) for p in protocol_names()
 ]

@@ -206,6 +206,7 @@ def test_pvg_curves_never_crashes(
     shutil.rmtree(workdir / "ckpt")
 
 
+@pytest.mark.slow
 @FAST
 @given(
     content=st.one_of(st.just(RESULTS.read_bytes()), st.binary(max_size=80), st.sampled_from([

@@ -68,6 +68,7 @@ def test_a_bad_setting_is_refused_before_any_work(tmp_path, setting, named):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_a_resumed_run_keeps_its_settings(tmp_path):
     first = CliRunner().invoke(app, [*BASE, "--out", str(tmp_path), "--checkpoint-every", "1"])
     assert first.exit_code == 0, first.output

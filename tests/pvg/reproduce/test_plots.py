@@ -27,6 +27,7 @@ def _python(code: str) -> dict[str, object]:
     return result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["proofgames.pvg", "proofgames.experiments.stochastic_report"])
 @pytest.mark.parametrize("chosen", [None, "svg"], ids=["default-backend", "chosen-backend"])
 def test_importing_pvg_keeps_the_matplotlib_backend(chosen, module):

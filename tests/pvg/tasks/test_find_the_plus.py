@@ -58,6 +58,7 @@ def test_plus_positions_cover_the_image() -> None:
     assert (centres > 0).all()  # every one of the 8x8 centres occurs
 
 
+@pytest.mark.slow
 def test_the_count_of_ones_leaks_the_label_unless_balanced() -> None:
     # 5 planted 1-pixels against 5 planted 0-pixels in uniform noise: a threshold on the
     # count is right ~68% of the time; balanced_ones draws one count for both labels
