@@ -129,6 +129,7 @@ def test_every_example_script_has_its_expected_output_recorded():
     assert scripts - standalone == set(EXAMPLES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_an_example_runs_and_prints_its_recorded_output(name):
     done = subprocess.run(

@@ -207,6 +207,7 @@ def test_a_dimacs_file_of_any_content_is_used_or_refused(workdir: Path, content:
     path.unlink()
 
 
+@pytest.mark.slow
 @FAST
 @given(protocol=PROTOCOLS, machine=st.one_of(st.none(), MACHINES), a=SPECS, b=SPECS,
        claim=st.one_of(st.none(), st.integers(-2, 3)),

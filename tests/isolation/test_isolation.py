@@ -38,11 +38,12 @@ LIARS = {  # (A, instance, false claim): lies honest B always catches
 }
 
 
-#: Protocols whose isolated debates take longest (lockstep rounds over the wire; a fresh
-#: pair of processes per witness): 2-7 s a test on one core, so the full suite only.
-SLOW = {"stochastic-witness", "stochastic"}
+#: The quick loop (``-m "not slow"``) compares isolated with in-process play on these;
+#: the full suite on every registered protocol (1.5-7 s a test on one core: each starts
+#: two processes, a fresh pair per witness under stochastic-witness).
+QUICK = {"bisection", "witness"}
 PROTOCOLS = [
-    pytest.param(p, marks=[pytest.mark.slow] if p in SLOW else []) for p in protocol_names()
+    pytest.param(p, marks=[] if p in QUICK else [pytest.mark.slow]) for p in protocol_names()
 ]
 
 

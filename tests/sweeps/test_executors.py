@@ -241,6 +241,7 @@ def test_an_interrupted_exhaustive_search_continues_from_its_store(tmp_path, mon
     assert searched == ["bb3"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [
