@@ -2,7 +2,7 @@
 
 The ``browser`` and ``postgres`` tests need Debian's Chromium and PostgreSQL: they run
 only when the ``-m`` expression names them (``pytest -m 'browser or postgres'``), so
-``pytest`` and the quick loop ``pytest -m "not slow"`` leave them out alike.
+``pytest`` and the quick loop ``pytest -m "not slow" -n 2`` leave them out alike.
 
 The PyTorch subpackage needs torch; the judge server needs the ``judge`` extra; Alembic
 runs the judge's migration scripts itself (importing ``env.py`` outside Alembic fails).
