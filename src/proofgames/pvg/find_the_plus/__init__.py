@@ -32,23 +32,8 @@ import importlib
 import warnings
 from typing import Any
 
-#: The task's public names, once importable from this path (as the task module).
-_TASK_NAMES = frozenset(
-    {
-        "PLUS_OFFSETS",
-        "FindThePlus",
-        "PlusProver",
-        "PlusVerifier",
-        "SpatialBroadcastDecoder",
-        "count_accuracy",
-        "count_pluses",
-        "pixel_to_shift",
-        "plus_centres",
-        "plus_maps",
-        "plus_mask",
-        "shift_to_pixel",
-    }
-)
+#: Where the task module, once at this path, lives now.
+_TASK = "proofgames.pvg.tasks.find_the_plus"
 
 
 def __getattr__(name: str) -> Any:
@@ -56,13 +41,13 @@ def __getattr__(name: str) -> Any:
 
     Each warns once: its value is then kept here.
     """
-    if name not in _TASK_NAMES:
+    task = importlib.import_module(_TASK)
+    if name not in task.__all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    new = "proofgames.pvg.tasks.find_the_plus"
     warnings.warn(
-        f"{__name__}.{name} moved to {new}.{name}; the old path goes in the next release",
+        f"{__name__}.{name} moved to {_TASK}.{name}; the old path goes in the next release",
         DeprecationWarning,
         stacklevel=2,
     )
-    value = globals()[name] = getattr(importlib.import_module(new), name)
+    value = globals()[name] = getattr(task, name)
     return value
