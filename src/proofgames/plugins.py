@@ -86,6 +86,25 @@ def child_environment(
     return out
 
 
+def for_workers() -> tuple[list[str], list[str]]:
+    """``(modules, folders)``: what a worker process must import, and where they are found.
+
+    A pool's worker started fresh (``spawn``) knows none of the plugins registered here;
+    :func:`import_in_worker` imports them there.
+    """
+    names = registered()
+    return names, [r for r in map(_root, names) if r]
+
+
+def import_in_worker(modules: Iterable[str], folders: Iterable[str]) -> None:
+    """In a worker process: put ``folders`` on ``sys.path`` and import ``modules``."""
+    for folder in folders:
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    for name in modules:
+        importlib.import_module(name)
+
+
 def load(env: Mapping[str, str] | None = None) -> list[str]:
     """Import the plugins named in ``PROOFGAMES_PLUGINS`` and the entry-point group.
 

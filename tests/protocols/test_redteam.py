@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+import signal
 from typing import Any
 
 import numpy as np
 import pytest
 
 from proofgames import Configuration, ProofgamesError, ProtocolError
+from proofgames.interrupts import Interrupted
 from proofgames.machines import TableauTranscript, TuringMachine
 from proofgames.machines.sat import SatProblem
 from proofgames.protocols import (
@@ -88,6 +90,7 @@ THROWN = [
     ProofgamesError("library failure"),
     SystemExit(0),
     KeyboardInterrupt(),
+    Interrupted(signal.SIGINT),  # the user's interrupt, forged: no signal came
     GeneratorExit(),
 ]
 

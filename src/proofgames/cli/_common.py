@@ -32,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -42,6 +43,7 @@ from rich.console import Console
 from rich.markup import escape
 from typer.exceptions import TyperException
 
+from .. import interrupts
 from ..errors import ProofgamesError
 from ..reporting.json import dumps
 
@@ -139,7 +141,9 @@ def run(app: typer.Typer, args: Sequence[str], prog_name: str) -> NoReturn:
     """Run ``app`` as a console script; a usage error, too, is one ``error:`` line on stderr.
 
     Exits with the command's status: 2 for a usage error (with a pointer to ``--help``),
-    1 when aborted, a bare command group's help with status 2.
+    a bare command group's help with status 2; a user's SIGINT or SIGTERM stops the
+    command with one line and ``128 + signal`` (130, 143), never as a party's move
+    (:mod:`proofgames.interrupts`).
 
     Example:
         >>> app = typer.Typer()
@@ -154,7 +158,11 @@ def run(app: typer.Typer, args: Sequence[str], prog_name: str) -> NoReturn:
         exit status 0
     """
     try:
-        code = app(args=list(args), prog_name=prog_name, standalone_mode=False)
+        with interrupts.guard():
+            code = app(args=list(args), prog_name=prog_name, standalone_mode=False)
+    except interrupts.Interrupted as exc:
+        error(str(exc))
+        sys.exit(exc.exit_code)
     except TyperException as exc:  # a bad option or value, as the parser found it
         ctx = getattr(exc, "ctx", None)
         if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
@@ -163,7 +171,7 @@ def run(app: typer.Typer, args: Sequence[str], prog_name: str) -> NoReturn:
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         error(f"{exc.format_message()}{hint}")
         sys.exit(getattr(exc, "exit_code", 2))
-    except typer.Abort:
-        error("aborted")
-        sys.exit(1)
+    except typer.Abort:  # Click's form of a KeyboardInterrupt that was not our guard's
+        error(str(interrupts.Interrupted(signal.SIGINT)))
+        sys.exit(128 + signal.SIGINT)
     sys.exit(code if isinstance(code, int) else 0)

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .. import interrupts
 from .._oracle import PARTIES, Oracle, OracleLedger, OracleView
 from .._registry import StrategySpec
 from .._seeds import check_seed
@@ -236,19 +237,26 @@ class Party:
     ) -> Any:
         """Call ``method`` of the party; return ``parse`` of what it sent (V's own copy).
 
-        Whatever escapes the call (any exception, ``Forfeit`` and ``SystemExit``
-        included), an overrun of the timeout, and a message ``parse`` refuses, make this
-        party forfeit.  A forfeit recorded during the call (say, by a callback V handed
-        to it) stands, whatever the party did with the exception.
+        Whatever escapes the call (any exception, ``Forfeit``, ``SystemExit`` and a
+        ``KeyboardInterrupt`` the party raises included), an overrun of the timeout, and
+        a message ``parse`` refuses, make this party forfeit. The user's SIGINT or
+        SIGTERM during the call is no move of the party's: it raises
+        :class:`~proofgames.interrupts.Interrupted` and decides nothing.  A forfeit
+        recorded during the call (say, by a callback V handed to it) stands, whatever the
+        party did with the exception.
         """
         d = self._debate
         d.check()
         start = time.perf_counter()
-        try:
-            raw = getattr(self._player, method)(*args)
-        except BaseException as exc:
-            d.blame(self.name, f"{what} raised {describe_exception(exc)}")
-            raw = None
+        with interrupts.guard():
+            try:
+                raw = getattr(self._player, method)(*args)
+            except BaseException as exc:
+                if interrupts.by_user(exc):
+                    raise
+                d.blame(self.name, f"{what} raised {describe_exception(exc)}")
+                raw = None
+            interrupts.check()  # a party that swallowed the user's signal cannot hide it
         d.check()
         elapsed = time.perf_counter() - start
         if self._timeout is not None and elapsed > self._timeout:

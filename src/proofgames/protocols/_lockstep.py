@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import interrupts
 from .._oracle import OracleView
 from .._transcript import IntArray
 from ..errors import ProtocolError
@@ -249,11 +250,15 @@ class LockstepParty:
     ) -> Any:
         """The parsed move, or ``None`` after recording the forfeit of every debate in ``rows``."""
         start = time.perf_counter()
-        try:
-            raw = getattr(self._player, method)(*args)
-        except BaseException as exc:
-            log.record(self.name, f"{what} raised {describe_exception(exc)}", rows)
-            return None
+        with interrupts.guard():
+            try:
+                raw = getattr(self._player, method)(*args)
+            except BaseException as exc:
+                if interrupts.by_user(exc):
+                    raise
+                log.record(self.name, f"{what} raised {describe_exception(exc)}", rows)
+                return None
+            interrupts.check()
         elapsed = time.perf_counter() - start
         if self._timeout is not None and elapsed > self._timeout:
             log.record(self.name, f"{what} timed out ({elapsed:.3g}s)", rows)

@@ -31,6 +31,7 @@ from typing import Protocol
 
 import numpy as np
 
+from .. import interrupts
 from .._oracle import PARTIES
 from .._registry import make_strategy
 from ..errors import ProtocolError
@@ -184,14 +185,18 @@ def _witness_groups(
     """A's witnesses (one call, on A's own copy of the problem), grouped by witness."""
     everything = np.arange(debates)
     start = time.perf_counter()
-    try:
-        sent = prover_a.witnesses(copy.deepcopy(problem), debates, rng)  # type: ignore[attr-defined]
-        if type(sent) not in (list, tuple):
-            raise Malformed(f"witnesses must be a list, got {type(sent).__name__}")
-        sent = list(sent)
-    except BaseException as exc:
-        log.record("A", f"witnesses raised {describe_exception(exc)}", everything)
-        return {}
+    with interrupts.guard():
+        try:
+            sent = prover_a.witnesses(copy.deepcopy(problem), debates, rng)  # type: ignore[attr-defined]
+            if type(sent) not in (list, tuple):
+                raise Malformed(f"witnesses must be a list, got {type(sent).__name__}")
+            sent = list(sent)
+        except BaseException as exc:
+            if interrupts.by_user(exc):
+                raise
+            log.record("A", f"witnesses raised {describe_exception(exc)}", everything)
+            return {}
+        interrupts.check()
     if timeout is not None and time.perf_counter() - start > timeout:
         log.record("A", "witnesses timed out", everything)
         return {}

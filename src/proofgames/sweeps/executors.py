@@ -40,9 +40,10 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
+from .. import interrupts, plugins
 from ..errors import ProofgamesError
 from ._store import ResultStore
 
@@ -160,18 +161,50 @@ def make_executor(
         if workers == 1:
             yield InlineExecutor()
             return
-        context = multiprocessing.get_context(start_method)
-        with ProcessPoolExecutor(
-            workers, mp_context=context, initializer=stop_with_parent, initargs=(os.getpid(),)
-        ) as pool:
+        with _local_pool(workers, multiprocessing.get_context(start_method)) as pool:
             yield pool
         return
     with _dask_client(workers, scheduler_address(scheduler), processes) as client:
         yield client.get_executor(pure=False)
 
 
-def stop_with_parent(parent: int, every: float = 1.0) -> None:
-    """In a local pool's worker: send itself SIGTERM once ``parent`` has gone.
+@contextmanager
+def _local_pool(workers: int, context: Any) -> Iterator[ProcessPoolExecutor]:
+    """A local process pool whose workers know the plugins and stop with the run.
+
+    When the run is interrupted (:class:`~proofgames.interrupts.Interrupted`), each
+    worker is sent SIGTERM before the pool is shut down: an item being played stops at
+    once (and a training saves its state) rather than running on for nobody, and an
+    idle worker exits (:func:`proofgames.interrupts.worker_mode`).
+    """
+    with ProcessPoolExecutor(workers, mp_context=context, **_worker_setup()) as pool:
+        try:
+            yield pool
+        except interrupts.Interrupted:
+            _signal_workers(pool, signal.SIGTERM)
+            raise
+
+
+def _worker_setup() -> dict[str, Any]:
+    """The ``initializer`` of a local pool's workers, and its arguments."""
+    return {"initializer": stop_with_parent, "initargs": (os.getpid(), *plugins.for_workers())}
+
+
+def _signal_workers(pool: ProcessPoolExecutor, signum: int) -> None:
+    """Send ``signum`` to every live worker process of ``pool``."""
+    processes: dict[int, Any] = getattr(pool, "_processes", None) or {}
+    for pid in list(processes):
+        with suppress(OSError):
+            os.kill(pid, signum)
+
+
+def stop_with_parent(
+    parent: int,
+    modules: Sequence[str] = (),
+    folders: Sequence[str] = (),
+    every: float = 1.0,
+) -> None:
+    """In a local pool's worker: the parent's plugins; SIGTERM to itself once it has gone.
 
     A pool's workers outlive a parent that is killed, and would finish their items
     (hours, for a training) for nobody, then wait on the pool's queues for ever. This
@@ -179,12 +212,14 @@ def stop_with_parent(parent: int, every: float = 1.0) -> None:
     resumable training saves its state first (see :func:`proofgames.pvg.train`), and
     the worker exits once it has.
     """
+    interrupts.worker_mode()  # a signal stops the item played, or the idle worker
+    plugins.import_in_worker(modules, folders)  # a spawned worker knows no plugin yet
 
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(every)
-        os.kill(os.getpid(), signal.SIGTERM)  # ends it, or asks its training to save
-        while callable(signal.getsignal(signal.SIGTERM)):  # a training is saving
+        os.kill(os.getpid(), signal.SIGTERM)  # ends it, stops its item, or asks a training
+        while signal.getsignal(signal.SIGTERM) is not interrupts.handler:  # to save
             time.sleep(every)
         os._exit(128 + signal.SIGTERM)  # the pool's queues would keep it waiting forever
 
@@ -358,9 +393,7 @@ class _Run:
         self.flight.clear()
         old = self.executor
         context = getattr(old, "_mp_context", None)
-        self.executor = ProcessPoolExecutor(
-            _workers(old), mp_context=context, initializer=stop_with_parent, initargs=(os.getpid(),)
-        )
+        self.executor = ProcessPoolExecutor(_workers(old), mp_context=context, **_worker_setup())
         self.owned.append(self.executor)
 
     def close(self) -> None:

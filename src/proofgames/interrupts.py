@@ -1,0 +1,162 @@
+"""A user's interrupt is never a party's move: SIGINT and SIGTERM while parties play.
+
+The driver turns whatever escapes a call into a party (a prover, a judge) into that
+party's loss; a ``KeyboardInterrupt`` a party raises itself is no exception. A *user's*
+Ctrl-C or a ``kill`` is something else: it must stop the run, store nothing partial and
+decide nothing. So while proofgames calls into parties, :func:`guard` holds handlers for
+SIGINT and SIGTERM that record the signal and raise :class:`Interrupted`, which is not a
+``KeyboardInterrupt``. The driver lets it through, and :func:`check` raises it after a
+call that swallowed it (a party that catches everything cannot hide the user's signal).
+
+The handlers are installed only on the main thread (where Python runs them), only over
+the default ones (a process started with SIGINT ignored keeps ignoring it), and the
+previous handlers come back when the outermost guard ends. The command line runs every
+command inside one guard and exits with ``128 + signal`` (130 for SIGINT, 143 for
+SIGTERM) and one line.
+
+Example:
+    >>> import os, signal
+    >>> try:
+    ...     with guard():
+    ...         os.kill(os.getpid(), signal.SIGINT)
+    ... except Interrupted as exc:
+    ...     print(exc.exit_code, exc)
+    130 interrupted by SIGINT: stopped; nothing unfinished was stored
+    >>> signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    True
+    >>> import pickle
+    >>> pickle.loads(pickle.dumps(Interrupted(signal.SIGTERM))).exit_code
+    143
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(BaseException):
+    """The user stopped the run (SIGINT or SIGTERM): never a party's move.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``, unlike a party's error), so that
+    code catching ``Exception`` lets it through.
+
+    Attributes:
+        signum: the signal's number.
+    """
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(
+            f"interrupted by {signal.Signals(signum).name}: stopped; nothing unfinished was stored"
+        )
+
+    def __reduce__(self) -> tuple[type[Interrupted], tuple[int]]:
+        """Pickled by its signal (a pool's worker sends it back to the parent)."""
+        return Interrupted, (self.signum,)
+
+    @property
+    def exit_code(self) -> int:
+        """The shell's status for a process the signal stopped: ``128 + signum``."""
+        return 128 + self.signum
+
+
+_depth = 0
+_received: int | None = None
+_worker = False
+
+
+def handler(signum: int, frame: FrameType | None) -> None:
+    """The handler :func:`guard` installs: record the signal, raise :class:`Interrupted`.
+
+    In a pool's worker (:func:`worker_mode`) between items, it ends the process quietly
+    instead (``SystemExit``), releasing whatever lock the worker waits in.
+    """
+    global _received
+    if _worker and not _depth:
+        raise SystemExit(128 + signum)
+    _received = signum
+    raise Interrupted(signum)
+
+
+def _ours(signum: int) -> bool:
+    """Whether the current handler of ``signum`` is a default one (or ours) to replace."""
+    current = signal.getsignal(signum)
+    if current is handler:
+        return True
+    if signum == signal.SIGINT:
+        return current is signal.default_int_handler
+    return current == signal.SIG_DFL
+
+
+@contextmanager
+def guard() -> Iterator[None]:
+    """Turn SIGINT and SIGTERM into :class:`Interrupted` while the block runs.
+
+    Nested guards share the outermost one's handlers; off the main thread this does
+    nothing (no signal handler runs there).
+    """
+    global _depth, _received
+    if _depth or threading.current_thread() is not threading.main_thread():
+        _depth += 1
+        try:
+            yield
+        finally:
+            _depth -= 1
+        return
+    previous = {s: signal.signal(s, handler) for s in SIGNALS if _ours(s)}
+    _received = None
+    _depth = 1
+    try:
+        yield
+    finally:
+        _depth = 0
+        for s, old in previous.items():
+            signal.signal(s, old)
+
+
+def received() -> int | None:
+    """The signal the current guard recorded, if any."""
+    return _received if _depth else None
+
+
+def check() -> None:
+    """Raise :class:`Interrupted` if the user's signal arrived in this guard.
+
+    The driver calls it after each call into a party: a party that caught the
+    :class:`Interrupted` raised inside it cannot hide the user's signal.
+    """
+    if _depth and _received is not None:
+        raise Interrupted(_received)
+
+
+def by_user(exc: BaseException) -> bool:
+    """Whether ``exc``, escaping a party's call, is the user's interrupt (not the party's).
+
+    Only a signal the guard's handler recorded counts: an :class:`Interrupted` or a
+    ``KeyboardInterrupt`` that a party raises itself is that party's move, and it loses.
+
+    Example:
+        >>> by_user(Interrupted(2)), by_user(KeyboardInterrupt())
+        (False, False)
+    """
+    return received() is not None
+
+
+def worker_mode() -> None:
+    """In a pool's worker process: a signal stops the item being played, or the worker.
+
+    While the worker plays an item (inside a :func:`guard`), SIGINT and SIGTERM raise
+    :class:`Interrupted` as anywhere; between items they end the worker at once and
+    quietly. A forked worker also drops the guard it inherited from its parent.
+    """
+    global _depth, _received, _worker
+    _depth, _received, _worker = 0, None, True
+    if threading.current_thread() is threading.main_thread():
+        for s in SIGNALS:
+            signal.signal(s, handler)

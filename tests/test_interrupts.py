@@ -1,0 +1,101 @@
+"""The user's SIGINT or SIGTERM during a party's call stops the run; a party's own does not.
+
+These run in process (the command line's exit codes: ``tests/cli/test_interrupts.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from proofgames import TuringMachine, make_strategy, play_batch, play_bisection
+from proofgames.interrupts import Interrupted, guard
+
+
+@pytest.fixture(autouse=True)
+def default_handlers() -> Iterator[None]:
+    """The interpreter's default handlers (a test runner may have set others)."""
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield
+    for s, handler in old.items():
+        signal.signal(s, handler)
+
+
+class Signalled:
+    """A prover whose call the user interrupts (the signal comes from outside its code)."""
+
+    def __init__(self, signum: int, swallow: bool = False) -> None:
+        self.signum, self.swallow = signum, swallow
+
+    def _interrupted(self) -> object:
+        try:
+            os.kill(os.getpid(), self.signum)
+            time.sleep(5)
+        except BaseException:
+            if not self.swallow:
+                raise
+        return None
+
+    def final(self, ctx: object) -> object:
+        return self._interrupted()
+
+    def announce(self, r: object, rng: object) -> object:
+        return self._interrupted()
+
+    def coin(self, r: object, rng: object) -> object:
+        return self._interrupted()
+
+
+BB2 = TuringMachine.sized("1RB1LB_1LA1RZ", steps=6)
+
+
+def honest_b() -> object:
+    return make_strategy("bisection", "B", "honest")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("swallow", [False, True], ids=["raises", "swallows"])
+def test_the_users_signal_in_a_call_stops_the_debate_and_is_no_forfeit(signum, swallow):
+    with pytest.raises(Interrupted) as caught:
+        play_bisection(
+            BB2, 6, 1, Signalled(signum, swallow), make_strategy("bisection", "B", "honest")
+        )
+    assert caught.value.signum == signum and caught.value.exit_code == 128 + signum
+
+
+def test_the_users_signal_in_a_lockstep_round_stops_the_batch():
+    with pytest.raises(Interrupted):
+        play_batch("stochastic", "majority:n=3,p=0.8", 1, Signalled(signal.SIGINT), "honest",
+                   debates=50, params="lean")  # fmt: skip
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), Interrupted(signal.SIGINT)])
+def test_a_party_raising_an_interrupt_itself_still_loses(exc):
+    class Raises:
+        def final(self, ctx: object) -> object:
+            raise exc
+
+    out = play_bisection(BB2, 6, 1, Raises(), honest_b())
+    assert (out.winner, out.forfeit) == ("B", "A")
+
+
+def test_the_guard_restores_the_handlers_it_found():
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with guard():
+        assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        with guard():  # nested: the outer one's handlers stand
+            pass
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_a_signal_ignored_at_start_stays_ignored():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with guard():
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
