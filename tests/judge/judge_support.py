@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -14,13 +15,17 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import httpx
+import pytest
+from typer.testing import CliRunner, Result
 
 with warnings.catch_warnings():  # starlette 1.x prefers httpx2; httpx works the same here
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
+from proofgames.cli import app as cli_app
 from proofgames.judge import accounts, service
 from proofgames.judge.app import create_app
 from proofgames.judge.security import Keys
@@ -158,3 +163,45 @@ def server(db: str, log: Path | None = None) -> Iterator[Server]:
         yield live
     finally:
         live.stop()
+
+
+def _never_serve(*args: Any, **kwargs: Any) -> None:
+    raise AssertionError("the command went on to serve")
+
+
+def cli(*args: str) -> Result:
+    """``proofgames ARGS`` in this process; serving is stubbed out, so it never blocks."""
+    with mock.patch("uvicorn.run", _never_serve), mock.patch("uvicorn.Server.run", _never_serve):
+        return CliRunner().invoke(cli_app, list(args))
+
+
+def refused(res: Result, *words: str) -> str:
+    """Assert a command was refused with one ``error:`` line (no traceback, no stdout)."""
+    assert res.exit_code == 2, (res.exit_code, res.output, res.exception)
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    assert res.stdout == "", res.stdout
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+@contextlib.contextmanager
+def unwritable(path: Path) -> Iterator[None]:
+    """``path`` (a file or a folder) made unwritable, even to root (``chattr +i``)."""
+    if os.geteuid() != 0:
+        mode = path.stat().st_mode
+        path.chmod(0o555 if path.is_dir() else 0o444)
+        try:
+            yield
+        finally:
+            path.chmod(mode)
+        return
+    chattr = shutil.which("chattr")
+    done = chattr and subprocess.run([chattr, "+i", str(path)], capture_output=True, check=False)
+    if not done or done.returncode != 0:
+        pytest.skip(f"root cannot make {path} unwritable here (chattr +i)")
+    try:
+        yield
+    finally:
+        subprocess.run([str(chattr), "-i", str(path)], check=True)

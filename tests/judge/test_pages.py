@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 
 from proofgames.cli import main
 from proofgames.judge.accounts import token_user
-from proofgames.judge.db import make_engine
+from proofgames.judge.db import make_engine, migrate
 from proofgames.judge.models import Answer, Assignment, Study
 
 from .judge_support import PASSWORD, WARNING, Judge, csrf, login
@@ -122,11 +122,14 @@ def test_bad_options_get_one_clear_error(args, words, capsys, tmp_path, monkeypa
     assert words in capsys.readouterr().err
 
 
-def test_an_empty_folder_gets_no_admin_from_the_token_command(tmp_path, capsys):
-    with pytest.raises(SystemExit):
+def test_a_judge_database_without_admins_gets_no_admin_from_the_token_command(tmp_path, capsys):
+    engine = make_engine(f"sqlite:///{tmp_path / 'new.db'}")
+    migrate(engine)
+    engine.dispose()
+    with pytest.raises(SystemExit) as done:
         main(["judge", "token", "--db", str(tmp_path / "new.db")])
-    assert "no admin" in capsys.readouterr().err
-    assert make_engine(f"sqlite:///{tmp_path / 'new.db'}").dialect.name == "sqlite"
+    assert done.value.code == 2
+    assert capsys.readouterr().err.startswith("error: no admin in sqlite:///")
 
 
 def test_a_late_answer_is_explained_and_the_next_step_shown(judge):

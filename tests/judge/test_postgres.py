@@ -29,7 +29,7 @@ from proofgames.judge.db import current_revision, make_engine
 from proofgames.judge.human import HumanJudge
 from proofgames.judging import StepQuestion
 
-from .judge_support import WARNING, Judge, free_port
+from .judge_support import WARNING, Judge, cli, free_port, refused
 from .test_api import _answer_when_posted
 from .test_fault import run_concurrent_close_test, run_concurrent_retry_test, run_fault_test
 
@@ -128,3 +128,38 @@ def test_concurrent_retries_record_one_answer_on_postgres(pg_url):
 
 def test_kill_9_under_load_on_postgres(pg_url, tmp_path):
     run_fault_test(pg_url, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "command", [["judge", "serve", "--port", "0"], ["judge", "token"]], ids=["serve", "token"]
+)
+def test_a_missing_postgres_database_is_one_line(cluster, command):
+    url = cluster.replace("judge@", "judge:s3cret@") + "/nosuchdb"
+    line = refused(cli(*command, "--db", url), "judge:***@127.0.0.1", '"nosuchdb" does not exist')
+    assert "s3cret" not in line
+
+
+@pytest.mark.parametrize(
+    "command", [["judge", "serve", "--port", "0"], ["judge", "token"]], ids=["serve", "token"]
+)
+def test_a_refused_postgres_login_is_one_line(cluster, command):
+    url = cluster.replace("judge@", "nobody:s3cret@") + "/postgres"
+    line = refused(cli(*command, "--db", url), "nobody:***@127.0.0.1", 'role "nobody"')
+    assert "s3cret" not in line
+
+
+def test_token_refuses_a_postgres_database_that_is_not_a_judge_database(pg_url):
+    refused(cli("judge", "token", "--db", pg_url), pg_url, "not a judge database")
+    with create_engine(pg_url).connect() as connection:  # nothing was migrated into it
+        tables = connection.execute(
+            text("select count(*) from pg_tables where schemaname = 'public'")
+        )
+        assert tables.scalar() == 0
+
+
+def test_serve_prints_its_postgres_url_without_the_password(pg_url):
+    url = pg_url.replace("judge@", "judge:s3cret@")  # trust authentication ignores it
+    res = cli("judge", "serve", "--port", "0", "--db", url)
+    assert res.exit_code == 1 and "went on to serve" in str(res.exception)  # stubbed uvicorn
+    assert "admin_password" in res.stdout and current_revision(make_engine(pg_url)) == "0001"
+    assert "judge:***@127.0.0.1" in res.stdout and "s3cret" not in res.stdout

@@ -36,12 +36,14 @@ EXTRA = "proofgames judge needs its extra: pip install 'proofgames[judge]'"
 
 
 def _url(db: str) -> str:
-    """A SQLAlchemy URL for ``--db`` (a plain path means a SQLite file).
+    """A SQLAlchemy URL for ``--db`` (a plain path means a SQLite file; ``:memory:`` memory).
 
     Example:
-        >>> _url("postgresql://judge@db/judge")
-        'postgresql://judge@db/judge'
+        >>> _url("postgresql://judge@db/judge"), _url(":memory:")
+        ('postgresql://judge@db/judge', 'sqlite://')
     """
+    if db == ":memory:":  # refused by open_database, as SQLite's own name for memory
+        return "sqlite://"
     return db if "://" in db else f"sqlite:///{Path(db).resolve()}"
 
 
@@ -59,7 +61,11 @@ def serve(
         bool, typer.Option(help="mark cookies Secure (when served over HTTPS)")
     ] = False,
 ) -> None:
-    """Serve the judge web app (a demo study on first start of an empty database)."""
+    """Serve the judge web app (a demo study on first start of an empty database).
+
+    The port is bound and the database opened and migrated before the demo is seeded or
+    its credentials printed; an in-memory database is refused.
+    """
     if not 0 <= port <= 65535:
         fail(f"--port must be in [0, 65535], not {port}")
     try:
@@ -84,23 +90,29 @@ def token(
     email: Annotated[str, typer.Option(help="the admin who owns the token")] = "",
     label: Annotated[str, typer.Option(help="what the token is for")] = "cli",
 ) -> None:
-    """Print a new API token for an admin (for HumanJudge); only its hash is stored."""
+    """Print a new API token for an admin (for HumanJudge); only its hash is stored.
+
+    The database must exist and be a judge database: this command never creates one.
+    """
     try:
         from sqlalchemy import select
 
         from ..judge.accounts import create_api_token
-        from ..judge.db import make_engine, migrate, session_factory
+        from ..judge.db import open_database, redacted, session_factory
         from ..judge.models import User
     except ImportError as exc:
         fail(f"{EXTRA} ({exc})")
     with one_line_errors():
-        engine = make_engine(_url(db))
-        migrate(engine)
-    with session_factory(engine)() as session:
-        query = select(User).where(User.role == "admin")
-        if email:
-            query = query.where(User.email == email.strip().lower())
-        admin = session.scalars(query.order_by(User.id)).first()
-        if admin is None:
-            fail(f"no admin {email or ''} in {db}: start 'proofgames judge serve' first")
-        console.print(create_api_token(session, admin, label), soft_wrap=True)
+        engine = open_database(_url(db), create=False)
+    try:
+        with session_factory(engine)() as session:
+            query = select(User).where(User.role == "admin")
+            if email:
+                query = query.where(User.email == email.strip().lower())
+            admin = session.scalars(query.order_by(User.id)).first()
+            if admin is None:
+                who = f"admin {email}" if email else "admin"
+                fail(f"no {who} in {redacted(_url(db))}: start 'proofgames judge serve' first")
+            console.print(create_api_token(session, admin, label), soft_wrap=True)
+    finally:
+        engine.dispose()

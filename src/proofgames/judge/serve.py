@@ -2,7 +2,10 @@
 
 On an empty database :func:`seed_demo` makes an admin, a study ``demo`` (k = 1), an API
 token, an invitation for one rater and the demo debate's question (a lie at one step of
-an arithmetic transcript), so ``proofgames judge serve`` is usable at once.
+an arithmetic transcript), so ``proofgames judge serve`` is usable at once. :func:`run`
+binds the port and opens (and migrates) the database before it seeds or prints anything,
+so a busy port or a bad database fails with one
+:class:`~proofgames.errors.ConfigurationError` and no credentials.
 
 Example:
     >>> from proofgames.judge.db import make_engine, migrate, session_factory
@@ -17,11 +20,13 @@ Example:
 from __future__ import annotations
 
 import secrets
+import socket
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..errors import ConfigurationError
 from . import accounts, service
 from .export import days
 from .models import User
@@ -56,6 +61,40 @@ def seed_demo(
         }
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` and listening (port 0: any free port).
+
+    Raises:
+        ConfigurationError: The address cannot be resolved or bound (a busy port, ...).
+
+    Example:
+        >>> with listen("127.0.0.1", 0) as sock:
+        ...     listen("127.0.0.1", sock.getsockname()[1])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.ConfigurationError: cannot listen on 127.0.0.1:...: ...in use
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise ConfigurationError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ConfigurationError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    return sock
+
+
+def _base_url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def run(
     database_url: str,
     host: str,
@@ -66,23 +105,34 @@ def run(
     secure_cookies: bool = False,
     announce: Any = print,
 ) -> None:
-    """Migrate, seed the demo on an empty database, and serve until interrupted."""
+    """Bind, open and migrate, seed the demo on an empty database, and serve until stopped.
+
+    Raises:
+        ConfigurationError: The port cannot be bound or the database opened (see
+            :func:`proofgames.judge.db.open_database`); nothing is seeded or printed then.
+    """
     import uvicorn
 
     from .app import build
-    from .db import make_engine, migrate, session_factory
+    from .db import open_database, redacted, session_factory
     from .web import Settings
 
-    base = f"http://{host}:{port}"
-    if demo:
-        engine = make_engine(database_url)
-        migrate(engine)
-        seeded = seed_demo(session_factory(engine), base, admin_password)
-        engine.dispose()
+    with listen(host, port) as sock:
+        base = _base_url(host, sock.getsockname()[1])
+        engine = open_database(database_url)
+        try:
+            app = build(Settings(database_url=database_url, secure_cookies=secure_cookies))
+            seeded = seed_demo(session_factory(engine), base, admin_password) if demo else None
+        finally:
+            engine.dispose()
         if seeded:
             announce("demo seeded (shown once):")
             for key, value in seeded.items():
                 announce(f"  {key}: {value}")
-    announce(f"judge server on {base} (database {database_url})")
-    app = build(Settings(database_url=database_url, secure_cookies=secure_cookies))
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+        announce(f"judge server on {base} (database {redacted(database_url)})")
+        server = uvicorn.Server(
+            uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5)
+        )
+        server.run(sockets=[sock])
+    if not server.started:
+        raise ConfigurationError(f"the judge server on {base} did not start")
