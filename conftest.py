@@ -48,3 +48,6 @@ if not importlib.util.find_spec("inspect_ai"):  # the 'language' extra
 collect_ignore_glob.append("src/proofgames/judge/migrations/*")
 if not all(importlib.util.find_spec(m) for m in ("fastapi", "sqlalchemy", "alembic", "argon2")):
     collect_ignore_glob += ["src/proofgames/judge/*", "tests/judge/judge_support.py"]
+# A plugin that registers stalling provers: loaded by the interrupt tests' subprocesses
+# only (importing it for its doctests would register them in the session's registry).
+collect_ignore_glob.append("tests/cli/slow_party.py")

@@ -1,7 +1,9 @@
 """The documentation site builds offline, in strict mode, with the API reference.
 
 ``mkdocs build --strict`` fails on a warning: a docstring whose arguments do not match its
-signature, a page missing from the navigation, a link between pages that leads nowhere.
+signature, a page missing from the navigation, a link that leads nowhere (links to the
+reports, the README and sources included: ``tools/mkdocs_hooks.py`` puts those files in
+the site).
 """
 
 from __future__ import annotations
@@ -38,3 +40,6 @@ def test_the_site_builds_strictly_with_every_guide_and_the_api_reference(tmp_pat
                    "proofgames.judge.human"):  # fmt: skip
         assert f'id="{module}"' in api, module
     assert re.search(r'id="proofgames\.harness\.play"', api)  # members, not just titles
+    report = tmp_path / "repo" / "reports" / "pvg" / "report" / "index.html"
+    assert report.is_file() and 'src="../bec_dynamics.png"' in report.read_text()
+    assert (tmp_path / "repo" / "reports" / "pvg" / "bec_dynamics.png").is_file()

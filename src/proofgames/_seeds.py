@@ -1,4 +1,4 @@
-"""The one check of a root seed, shared by the harness, the sweeps and the reports.
+"""The one check of a root seed and of a call time limit, shared by every entry point.
 
 Example:
     >>> check_seed(7), check_seed(None)
@@ -11,9 +11,11 @@ Example:
 
 from __future__ import annotations
 
+import math
+
 from .errors import ProtocolError
 
-__all__ = ["check_seed"]
+__all__ = ["check_seed", "check_timeout"]
 
 
 def check_seed(seed: object, *, optional: bool = True) -> int | None:
@@ -28,3 +30,24 @@ def check_seed(seed: object, *, optional: bool = True) -> int | None:
         return seed
     allowed = " (or None)" if optional else ""
     raise ProtocolError(f"seed must be a non-negative integer{allowed}, got {seed!r}")
+
+
+def check_timeout(timeout: object) -> float | None:
+    """Seconds allowed per party call: a positive finite number, or ``None`` for no limit.
+
+    A bad limit is the caller's error, raised before play -- never a party's forfeit.
+
+    Raises:
+        ProtocolError: naming the bad limit.
+
+    Example:
+        >>> check_timeout(2), check_timeout(None)
+        (2.0, None)
+    """
+    if timeout is None:
+        return None
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+        seconds = float(timeout)
+        if math.isfinite(seconds) and seconds > 0:
+            return seconds
+    raise ProtocolError(f"timeout must be a positive number of seconds, got {timeout!r}")

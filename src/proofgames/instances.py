@@ -27,6 +27,7 @@ from ._registry import NameRegistry
 from .errors import ProofgamesError
 from .machines import TableauTranscript, TuringMachine
 from .machines.examples import get_example
+from .machines.turing import check_steps
 from .protocols import get_protocol, protocol_names
 from .protocols._catalog import Instance
 
@@ -99,8 +100,9 @@ def resolve_instance(
         protocol: a registered protocol name.
         spec: the instance spec (default: the protocol's default instance).
         steps: T, for bisection and cross-examination only.
-        max_steps: stochastic protocols only: the limit on a machine's steps (default
-            :data:`~proofgames.stochastic.machines.MAX_STEPS`), checked before it is built.
+        max_steps: the limit on a machine's steps, checked before it is built or run
+            (default :data:`~proofgames.stochastic.machines.MAX_STEPS` for stochastic
+            machines, :data:`MAX_TM_STEPS` for Turing machines).
         max_sat_work: witness only: the limit on the SAT search work (default
             :data:`~proofgames.machines.sat.MAX_SAT_WORK`), checked before any search.
 
@@ -145,7 +147,40 @@ def _takes(protocol: str) -> tuple[str, ...]:
     return get_instance_kind(get_protocol(protocol).instance).options
 
 
-def turing_machine(spec: str, steps: int | None) -> tuple[TuringMachine, int]:
+#: The most steps T a debate over a Turing machine runs unless ``--max-steps`` allows more.
+MAX_TM_STEPS = 10**9
+#: The engine's speed on one core (``docs/performance.md``: 2.0e8 for bb5), for estimates.
+ENGINE_STEPS_PER_SECOND = 2.0e8
+
+
+def check_tm_steps(t: int, max_steps: int | None) -> None:
+    """Refuse T over the limit, before anything runs, with the time it would take.
+
+    A debate simulates T steps two or three times (both honest provers, and sizing).
+
+    Raises:
+        ProofgamesError: T is over ``max_steps`` (default :data:`MAX_TM_STEPS`).
+
+    Example:
+        >>> check_tm_steps(2**63 - 1, None)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.ProofgamesError: T = 9,223,372,036,854,775,807 steps is over ...
+    """
+    check_steps(t)  # the engine's own bound first (2^63 - 1)
+    limit = MAX_TM_STEPS if max_steps is None else max_steps
+    if t > limit:
+        hours = 3 * t / ENGINE_STEPS_PER_SECOND / 3600
+        raise ProofgamesError(
+            f"T = {t:,} steps is over the limit of {limit:,}: a debate would simulate it "
+            f"about 3 times, some {hours:,.1f} hours at {ENGINE_STEPS_PER_SECOND:.0e} "
+            "steps/s; give --max-steps to allow it"
+        )
+
+
+def turing_machine(
+    spec: str, steps: int | None, max_steps: int | None = None
+) -> tuple[TuringMachine, int]:
     """The machine named by ``tm:<text>`` or a plain-TM example, sized for its run."""
     if spec.startswith("tm:"):
         text, default_steps = spec[3:], None
@@ -159,23 +194,29 @@ def turing_machine(spec: str, steps: int | None) -> tuple[TuringMachine, int]:
         raise ProofgamesError("give --steps T for a machine given as tm:<text>")
     if t <= 0:
         raise ProofgamesError(f"--steps must be positive, got {t}")
+    check_tm_steps(t, max_steps)
     return TuringMachine.sized(text, t, name=spec if not spec.startswith("tm:") else None), t
 
 
-def _turing(kind: str, spec: str, steps: int | None = None) -> Instance:
+def _turing(
+    kind: str, spec: str, steps: int | None = None, max_steps: int | None = None
+) -> Instance:
     if not spec.startswith("tm:") and get_example(spec).kind == "oracle-tm":
         example = get_example(spec)
+        t = steps if steps is not None else (example.steps or 0)
+        check_tm_steps(t, max_steps)
         screening = example.build()
         oracle = screening.oracle()
         tm = screening.machine()
-        t = steps if steps is not None else (example.steps or 0)
         from ._oracle import OracleLedger
 
         truth = tm.accepts(tm.advance(tm.initial(), t, OracleLedger(oracle).view("V")))
         target: Any = tm if kind == "configuration" else screening.transcript()
-        desc = {"kind": "example", "spec": spec, "steps": t}
+        desc: dict[str, Any] = {"kind": "example", "spec": spec, "steps": t}
+        if max_steps is not None:
+            desc["max_steps"] = max_steps
         return Instance(spec, tm.name, kind, target, t, truth, oracle, description=desc)
-    tm, t = turing_machine(spec, steps)
+    tm, t = turing_machine(spec, steps, max_steps)
     target = tm if kind == "configuration" else TableauTranscript(tm, t)
     desc = {
         "kind": "turing-machine",
@@ -189,6 +230,8 @@ def _turing(kind: str, spec: str, steps: int | None = None) -> Instance:
         "halt": tm.program.halt,
         "overflow": tm.program.overflow,
     }
+    if max_steps is not None:
+        desc["max_steps"] = max_steps
     return Instance(spec, tm.name, kind, target, t, tm.known_output, description=desc)
 
 
@@ -251,8 +294,8 @@ def _panel(spec: str, max_steps: int | None = None) -> Instance:
 
 
 for _kind in (
-    InstanceKind("configuration", partial(_turing, "configuration"), ("steps",)),
-    InstanceKind("transcript", partial(_turing, "transcript"), ("steps",)),
+    InstanceKind("configuration", partial(_turing, "configuration"), ("steps", "max_steps")),
+    InstanceKind("transcript", partial(_turing, "transcript"), ("steps", "max_steps")),
     InstanceKind("witness", _sat, ("max_sat_work",)),
     InstanceKind(
         "stochastic", _stochastic, ("max_steps",), lambda m: _stochastic_instance(m, m.name)

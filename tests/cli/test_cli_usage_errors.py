@@ -43,3 +43,23 @@ def test_a_successful_command_exits_zero(capsys: pytest.CaptureFixture[str]) -> 
         main(["strategies", "bisection"])
     assert exit_.value.code == 0
     assert "honest" in capsys.readouterr().out
+
+
+RUN_ERRORS = [
+    (["debate", "bisection", "--machine", "bb3", "--isolation", "process", "--prover-a",
+      "exec:/nonexistent/prover"], "cannot be run"),  # a path typo, not A's move
+    (["debate", "bisection", "--machine", "tm:1RB1LB_1LA1RZ", "--steps",
+      "9223372036854775807"], "--max-steps"),  # no run of 2**63 steps without asking
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "named"), RUN_ERRORS)
+def test_a_run_that_cannot_be_played_is_an_error_never_a_verdict(
+    argv: list[str], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    captured = capsys.readouterr()
+    assert exit_.value.code == 2 and captured.out == "", captured
+    assert captured.err.startswith("error: ") and named in captured.err
+    assert len(captured.err.strip().splitlines()) == 1

@@ -46,13 +46,14 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _interrupt(proc: subprocess.Popen[str], flag: Path, signum: int) -> tuple[str, str]:
+    """Signal ``proc`` once its prover stalls; its output, once it has stopped (within 60 s)."""
     deadline = time.monotonic() + 120
     while not flag.exists():
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the prover never stalled"
         time.sleep(0.05)
     proc.send_signal(signum)
-    return proc.communicate(timeout=60)
+    return proc.communicate(timeout=60)  # not the stalled prover's 120 s
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
@@ -78,15 +79,11 @@ def _estimate(flag: Path, store: Path, workers: int = 1) -> list[str]:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_an_interrupted_estimate_keeps_only_finished_chunks_and_resumes_exactly(
-    tmp_path, workers
-):
+def test_an_interrupted_estimate_keeps_only_finished_chunks_and_resumes_exactly(tmp_path, workers):
     """With 2 workers the signal goes to the parent alone: it stops the stalled worker."""
     flag, store = tmp_path / "stalled", tmp_path / "store.jsonl"
     proc = _start(_estimate(flag, store, workers), tmp_path)
-    started = time.monotonic()
     out, err = _interrupt(proc, flag, signal.SIGINT)
-    assert time.monotonic() - started < 60  # not the stalled worker's 120 s
     assert proc.returncode == 130 and out == "" and "interrupted by SIGINT" in err
     lines = store.read_text().splitlines()
     finished = {1: 1, 2: 2}[workers]  # chunk 0 (and chunk 1, on the other worker)
@@ -98,3 +95,30 @@ def test_an_interrupted_estimate_keeps_only_finished_chunks_and_resumes_exactly(
     for data in (got, want):
         data.pop("seconds", None)
     assert got == want
+
+
+@pytest.mark.slow
+def test_a_reproduction_stopped_after_a_bec_seed_keeps_it_and_resumes_to_the_same_table(
+    tmp_path,
+):
+    """Issue 34: SIGTERM during ``pvg reproduce --task bec`` left nothing of 3 minutes' work."""
+    pytest.importorskip("torch")
+    args = ["pvg", "reproduce", "--profile", "smoke", "--task", "bec", "--seeds", "2"]
+    out = tmp_path / "stopped"
+    proc = _start([*args, "--out", str(out)], tmp_path)
+    _, err = _interrupt(proc, out / "runs" / "bec-s0.json", signal.SIGTERM)
+    assert proc.returncode == 143 and "interrupted by SIGTERM" in err, err
+    assert (out / "runs" / "bec-s0.json").is_file() and not (out / "runs" / "bec.json").exists()
+    saved = (out / "runs" / "bec-s0.json").read_bytes()
+    refused = _run([*args, "--out", str(out)], tmp_path)  # no silent restart over it
+    assert refused.returncode == 2 and "--resume" in refused.stderr, refused.stderr
+    resumed = _run([*args, "--out", str(out), "--resume"], tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (out / "runs" / "bec-s0.json").read_bytes() == saved  # reused, not run again
+    whole = _run([*args, "--out", str(tmp_path / "whole")], tmp_path)
+    assert whole.returncode == 0, whole.stderr
+
+    def table(folder: Path) -> object:
+        return json.loads((folder / "results.json").read_text())["bec"]["table"]
+
+    assert table(out) == table(tmp_path / "whole")

@@ -1,6 +1,6 @@
 """Size limits given on the command line reach the code that enforces them.
 
-``--max-steps`` (stochastic machines) and ``--max-sat-work`` (SAT search) raise or lower
+``--max-steps`` (Turing and stochastic machines) and ``--max-sat-work`` (SAT search) raise or lower
 the library's default limits; a protocol that does not use one refuses it; an isolated
 prover rebuilds the instance under the same limit; a bad ``--params`` file is refused
 before the machine's every-step K is computed; Monte Carlo results are written whole.
@@ -73,7 +73,7 @@ def test_max_sat_work_refuses_a_search_over_it_and_names_the_option() -> None:
 @pytest.mark.parametrize(
     ("protocol", "option"),
     [
-        ("bisection", "--max-steps"),
+        ("bisection", "--max-sat-work"),
         ("cross-examination", "--max-sat-work"),
         ("stochastic", "--max-sat-work"),
         ("witness", "--max-steps"),
@@ -83,6 +83,18 @@ def test_a_limit_the_protocol_does_not_use_is_refused(protocol: str, option: str
     code, out = exit_code_and_output("debate", protocol, option, "100")
     assert code == 2
     assert f"does not take {option}" in out
+
+
+@pytest.mark.parametrize("protocol", ["bisection", "cross-examination"])
+def test_a_turing_machines_steps_are_limited_before_anything_runs(protocol: str) -> None:
+    """T over the limit is refused with the time it would take; --max-steps allows it."""
+    code, out = exit_code_and_output("debate", protocol, "--machine", "bb5", "--max-steps", "100")
+    assert code == 2 and "T = 47,176,870 steps is over the limit of 100" in out
+    assert "give --max-steps" in out
+    code, out = exit_code_and_output(
+        "debate", protocol, "--machine", "tm:1RB1LB_1LA1RZ", "--steps", "6", "--max-steps", "6"
+    )
+    assert code == 0, out
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "9"])

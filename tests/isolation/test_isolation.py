@@ -228,9 +228,15 @@ def test_a_child_that_dies_mid_debate_loses(tmp_path: Path) -> None:
     _all_dead(pids)
 
 
-def test_a_missing_program_loses() -> None:
-    out, _ = _play_hostile(["/nonexistent/prover-program"])
-    assert out.forfeit == "A" and "could not be started" in out.reason
+@pytest.mark.parametrize(
+    "command",
+    [["/nonexistent/prover-program"], [sys.executable, "/nonexistent/prover.py"]],
+    ids=["program", "script"],
+)
+def test_a_program_that_cannot_start_is_the_runs_error_not_a_forfeit(command) -> None:
+    """A path typo is no prover's move: it is refused before anything starts."""
+    with pytest.raises(ProofgamesError, match=r"prover A's (program|script) '/nonexistent/"):
+        play("bisection", "bb3", claim=1, a=command, b="honest", isolation="process")
 
 
 @pytest.mark.parametrize(

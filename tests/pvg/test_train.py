@@ -269,3 +269,22 @@ def test_cli_train_chooses_the_stress_attacks_and_keeps_the_best(tmp_path):
     assert "messages_precision" in out["final"] and "prover_precision" not in out["final"]
     bad = runner.invoke(app, [*args, "--keep-best", "prover"])  # not among the attacks run
     assert bad.exit_code == 2 and "keep_best" in " ".join(bad.output.split())
+
+
+def test_the_summary_does_not_pass_off_the_trained_provers_figures_as_soundness(tmp_path):
+    """Issue 34: "precision 1.000, recall 1.000" was printed for a verifier never attacked."""
+    runner = CliRunner()
+    args = ["train", "bec", "--steps", "2", "--batch-size", "32", "--seed", "1"]
+    plain = runner.invoke(app, [*args, "--out", str(tmp_path / "a")])
+    assert plain.exit_code == 0, plain.output
+    said = " ".join(plain.output.split())
+    assert "against the trained prover: verifier accuracy" in said
+    assert "not stress-tested: soundness against other provers is unmeasured" in said
+    args += ["--stress-every", "2", "--stress-attack", "messages", "--out", str(tmp_path / "b")]
+    tested = runner.invoke(app, [*args, "--json"])
+    assert tested.exit_code == 0, tested.output
+    stress = json.loads(tested.stdout)["last_stress"]
+    assert stress["step"] == 2 and set(stress) >= {"messages_precision", "messages_specificity"}
+    text = runner.invoke(app, [*args[:-2], "--out", str(tmp_path / "c")])
+    said = " ".join(text.output.split())
+    assert "stress tests (frozen verifier) at step 2: messages: precision" in said, said

@@ -255,7 +255,7 @@ def test_a_store_path_the_system_cannot_name_is_a_one_line_refusal(command, tmp_
     monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(app, [*command, "--store", "bad\x00name"])
     assert res.exit_code == 2, (res.output, res.exception)
-    assert "cannot write the store" in res.output and "Traceback" not in res.output
+    assert "cannot read the store" in res.output and "Traceback" not in res.output
 
 
 ORPHAN_SCRIPT = """

@@ -7,6 +7,7 @@ Import these names rather than defining them again (the ``pvg`` commands may use
 - :data:`err_console`: the one stderr console (errors, warnings, progress bars); one
   line per message, even in a pipe.
 - :data:`JsonOption`: the ``--json`` flag, ``as_json: JsonOption = False``.
+- :data:`OverwriteOption`: the ``--overwrite`` flag of the commands that write outputs.
 - :func:`echo_json`: print strict JSON on stdout (a number that is not finite is null).
 - :func:`fail`: print ``error: MESSAGE`` on stderr and exit with status 2.
 - :func:`one_line_errors`: the one place a :class:`~proofgames.errors.ProofgamesError`
@@ -60,6 +61,18 @@ JsonOption = Annotated[
     typer.Option(
         "--json",
         help="print JSON instead of tables (strict: NaN and infinities are null)",
+    ),
+]
+
+
+#: ``--overwrite`` of every command that writes a report folder or an output file: it
+#: replaces the command's own earlier output, never another command's or run's files
+#: (:mod:`proofgames.reporting.outputs`).
+OverwriteOption = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite",
+        help="replace this command's own earlier output there (never another command's)",
     ),
 ]
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ._common import JsonOption, console, echo_json, one_line_errors
+from ._common import JsonOption, OverwriteOption, console, echo_json, one_line_errors
 from .sweeps import ExecutorOption, SchedulerOption, WorkersOption, sweep_bar
 
 if TYPE_CHECKING:
@@ -78,17 +78,19 @@ def optimize(
     out: Annotated[
         str | None, typer.Option(help="also write the set as a --params JSON file here")
     ] = None,
+    overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """The parameter set minimizing V's oracle queries under the Lean conditions.
 
     With --json: one JSON object (the set and its costs).
     """
-    from ..reporting.files import write_atomic
-    from ..reporting.json import dumps
+    from ..reporting import check_output_file, dumps, write_atomic
     from ..stochastic.optimize import optimize_params
 
     with one_line_errors(also=(OSError,)):
+        if out is not None:
+            check_output_file(out, overwrite=overwrite)
         result = optimize_params(
             k, steps, w=gap, d=win, max_prover_samples=max_prover_samples, tail=tail,
             prover_weight=prover_weight,
@@ -120,14 +122,18 @@ def params_report(
     executor: ExecutorOption = "local",
     workers: WorkersOption = 1,
     scheduler: SchedulerOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Regenerate the parameter report: V's queries for four sets, measured guarantees."""
-    from ..experiments.params_report import write_params_report
+    from ..experiments.params_report import check_params_report_args, write_params_report
+    from ..reporting import writing_folder
     from ..sweeps.executors import check_executor, make_executor
 
     with one_line_errors():
         check_executor(executor, workers, scheduler)
+        check_params_report_args(Path(out), debates, seed, Path(readme) if readme else None)
         with (
+            writing_folder(out, "proofgames params report", overwrite=overwrite),
             make_executor(executor, workers, scheduler) as pool,
             sweep_bar("optimizations", None, pool) as bar,
         ):

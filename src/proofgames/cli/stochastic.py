@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ._common import JsonOption, console, echo_json, fail, one_line_errors
+from ._common import JsonOption, OverwriteOption, console, echo_json, fail, one_line_errors
 from .sweeps import ExecutorOption, SchedulerOption, WorkersOption, sweep_bar
 
 if TYPE_CHECKING:
@@ -87,9 +87,11 @@ def report(
     workers: WorkersOption = 1,
     scheduler: SchedulerOption = None,
     store: ReportStore = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Regenerate the stochastic-debate report (tables and figures) from measurements."""
     from ..experiments.stochastic_report import check_report_args, measurer, write_report
+    from ..reporting import writing_folder
     from ..sweeps.executors import check_executor, make_executor
 
     if debates <= 0:
@@ -98,6 +100,7 @@ def report(
         check_executor(executor, workers, scheduler)
         check_report_args(Path(out), debates, seed, Path(readme) if readme else None)
         with (
+            writing_folder(out, "proofgames report", overwrite=overwrite),
             make_executor(executor, workers, scheduler) as pool,
             sweep_bar("debates", 0, pool) as bar,
         ):

@@ -94,7 +94,7 @@ def report_markdown(s: Sections, summary: str, out: Path, debates: int, seed: in
     loose_rows, loose_fig = s.looseness
     text = [
         "# Stochastic debate: measured guarantees and costs beside the theorems", "",
-        f"Regenerate with `proofgames report --out {out}` "
+        f"Regenerate with `proofgames report --out {out} --overwrite` "
         f"({debates:,} debates per cell, seed {seed}; took {{secs}} s).", "",
         summary, *LEGEND, "",
         "## 1. Completeness and soundness near the 2/3 and 1/3 thresholds", "",

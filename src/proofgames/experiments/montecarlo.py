@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import time
 from collections.abc import Callable, Sequence
@@ -41,6 +42,7 @@ from ..stochastic.params import StochasticParams
 from ..sweeps._store import ResultStore
 from ..sweeps.executors import InlineExecutor, make_executor, map_items
 from ._chunks import Tally, run_chunk
+from ._stored_chunks import chunk_check
 
 Z95 = 1.959963984540054
 
@@ -240,8 +242,11 @@ def estimate_cells(
             items.append((f"{i}/{j}", job))
             weights.append(n)
     book = None
-    if store is not None:
-        book = ResultStore(store, _fingerprint(cells, plans, debates, seed, max_steps))
+    if store is not None:  # bound to the sweep; a stored chunk is checked before it counts
+        sizes = {key: job[5] for key, job in items}
+        book = ResultStore(
+            store, _fingerprint(cells, plans, debates, seed, max_steps), chunk_check(sizes)
+        )
     with nullcontext(executor) if executor is not None else make_executor("local", workers) as pool:
         done = map_items(run_chunk, items, pool, store=book, progress=progress, weights=weights)
     out = []
@@ -287,9 +292,19 @@ def _built(cells: Sequence[Cell], max_steps: int | None) -> list[Cell]:
     ]
 
 
+#: The most debates one estimate plays (about 10 hours of the fastest machines' lockstep).
+MAX_DEBATES = 10**12
+#: The most work items (chunks) one estimate is split into.
+MAX_CHUNKS = 100_000
+
+
 def _check(debates: int, seed: int, interval: str) -> None:
     if type(debates) is not int or debates <= 0:
         raise ProtocolError(f"debates must be a positive integer, got {debates!r}")
+    if debates > MAX_DEBATES:
+        raise ProtocolError(
+            f"debates = {debates:,} is over the limit of {MAX_DEBATES:,} for one estimate"
+        )
     check_seed(seed, optional=False)
     if interval not in ("clopper-pearson", "wilson"):
         raise ProtocolError(f"interval must be 'clopper-pearson' or 'wilson', got {interval!r}")
@@ -310,7 +325,14 @@ def _plan(
     for role, spec in (("A", cell.prover_a), ("B", cell.prover_b)):  # refused before play
         if isinstance(spec, str):
             check_instance(make_strategy("stochastic", role, spec), built)
-    size = chunk or max(1, min(debates, (1 << 22) // max(1, built.length)))
+    size = chunk or max(
+        1, min(debates, (1 << 22) // max(1, built.length)), -(-debates // MAX_CHUNKS)
+    )
+    if -(-debates // size) > MAX_CHUNKS:
+        raise ProtocolError(
+            f"{debates:,} debates in chunks of {size:,} make {-(-debates // size):,} work "
+            f"items, over the limit of {MAX_CHUNKS:,}: give a larger --chunk"
+        )
     counts = [size] * (debates // size) + ([debates % size] if debates % size else [])
     seeds = np.random.SeedSequence(seed).spawn(len(counts))
     return built, params, counts, [int(s.generate_state(1)[0]) for s in seeds]
@@ -320,7 +342,14 @@ def _fingerprint(
     cells: Sequence[Cell], plans: Sequence[tuple[Any, ...]], debates: int, seed: int,
     max_steps: int | None,
 ) -> dict[str, Any]:  # fmt: skip
-    """What names a sweep in its store: every cell's settings and chunks, and the seed."""
+    """What names a sweep in its store: every argument that changes its chunks' results.
+
+    Every cell's machine (its name, and a digest of its oracle: a machine object named as
+    another is told apart), parameters, claim, strategies and chunk sizes, the number of
+    debates, the root seed and the step limit.  Not the interval, the workers nor the
+    executor, which change no chunk.  (A strategy given as a factory is named by its
+    class only.)
+    """
     return {
         "kind": "estimate",
         "debates": debates,
@@ -329,6 +358,7 @@ def _fingerprint(
         "cells": [
             {
                 "machine": built.name,
+                "oracle": _oracle_digest(built),
                 "params": params.to_dict(),
                 "claim": c.claim,
                 "A": _label(c.prover_a, "A"),
@@ -338,6 +368,15 @@ def _fingerprint(
             for c, (built, params, counts, _) in zip(cells, plans, strict=True)
         ],
     }
+
+
+def _oracle_digest(machine: StochasticMachine) -> str:
+    """SHA-256 of a machine's length, oracle probabilities and query texts."""
+    digest = hashlib.sha256(f"{machine.length}:{machine.probabilities.size}:".encode())
+    digest.update(np.ascontiguousarray(machine.probabilities, dtype="<f8").tobytes())
+    for query in machine.queries:
+        digest.update(len(query).to_bytes(8, "little") + query)
+    return digest.hexdigest()
 
 
 def _estimate(

@@ -308,8 +308,8 @@ def params_markdown(
     cost_cols = ["K", "T"] + [f"V {n}" for n in SETS] + [f"A / B {n}" for n in SETS]
     lines = [
         "# Fewer human judgements: optimized stochastic-debate parameters", "",
-        f"Regenerate with `proofgames params report --out {out}` ({debates:,} debates per "
-        f"measured row, seed {seed}; took {{secs}} s).", "",
+        f"Regenerate with `proofgames params report --out {out} --overwrite` "
+        f"({debates:,} debates per measured row, seed {seed}; took {{secs}} s).", "",
         "V's oracle queries are the human judgements. The Lean theorem holds for any "
         "`Params` meeting its conditions; `proofgames params optimize` picks the set with "
         "the fewest V queries under a cap on the provers' samples. Two tiers: "
@@ -359,6 +359,27 @@ README_BLOCK = "report:params"
 """The README block that :func:`write_params_report` fills with :func:`summary_line`."""
 
 
+def check_params_report_args(
+    out: Path, debates: int, seed: int, readme: Path | None = None
+) -> None:
+    """Refuse, before any work, arguments :func:`write_params_report` cannot use.
+
+    Raises:
+        ProofgamesError: ``debates`` not a positive integer, ``seed`` not a non-negative
+            integer, ``out`` not a folder that can be made, or ``readme`` unreadable or
+            without the ``report:params`` markers.
+    """
+    if isinstance(debates, bool) or not isinstance(debates, int) or debates <= 0:
+        raise ProofgamesError(f"debates must be a positive integer, got {debates!r}")
+    check_seed(seed, optional=False)
+    if "\x00" in str(out):
+        raise ProofgamesError(f"{str(out)!r} cannot name a folder: it holds a NUL byte")
+    if out.exists() and not out.is_dir():
+        raise ProofgamesError(f"{out} exists and is not a folder: cannot write the report there")
+    if readme is not None:
+        check_block(readme, README_BLOCK)
+
+
 def write_params_report(
     out: Path,
     debates: int = 20_000,
@@ -378,15 +399,7 @@ def write_params_report(
         ProofgamesError: a bad argument, a folder that cannot be written, or a README
             without the markers (checked before any computation).
     """
-    if isinstance(debates, bool) or not isinstance(debates, int) or debates <= 0:
-        raise ProofgamesError(f"debates must be a positive integer, got {debates!r}")
-    check_seed(seed, optional=False)
-    if "\x00" in str(out):
-        raise ProofgamesError(f"{str(out)!r} cannot name a folder: it holds a NUL byte")
-    if out.exists() and not out.is_dir():
-        raise ProofgamesError(f"{out} exists and is not a folder: cannot write the report there")
-    if readme is not None:
-        check_block(readme, README_BLOCK)
+    check_params_report_args(out, debates, seed, readme)
     start = time.perf_counter()
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import os
 import shlex
+import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -107,12 +108,29 @@ def _check_party(protocol: str, role: str, party: object, inst: Instance) -> Str
         return built.spec
     if isinstance(party, (list, tuple)) and party and all(isinstance(x, str) and x for x in party):
         argv = [str(x) for x in party]
+        _check_program(role, argv)
         name = _program_name(argv)
         return StrategySpec(protocol, role, f"program:{name}", (("command", shlex.join(argv)),))
     raise ProofgamesError(
         f"under process isolation prover {role} must be a registered strategy spec or a "
         f"command (a list of strings), got {type(party).__name__}"
     )
+
+
+def _check_program(role: str, argv: list[str]) -> None:
+    """Refuse a prover's program that cannot start: a path typo is the run's error.
+
+    A program that starts and then fails is the prover's forfeit; one that is not there
+    (or a Python script that is not there) never got to move.
+    """
+    if shutil.which(argv[0]) is None:
+        raise ProofgamesError(
+            f"prover {role}'s program {argv[0]!r} cannot be run: no such executable"
+        )
+    script = next((x for x in argv[1:] if not x.startswith("-")), "")
+    python = os.path.basename(argv[0]).startswith("python")
+    if python and script.endswith(".py") and not os.path.isfile(script):
+        raise ProofgamesError(f"prover {role}'s script {script!r} does not exist")
 
 
 def _program_name(argv: list[str]) -> str:

@@ -33,6 +33,7 @@ import numpy as np
 
 from .._transcript import ExplicitTranscriptMachine, IntArray, StepFn, TranscriptBuilder, gates
 from ..errors import ConfigurationError, MachineFormatError, RegistryError
+from ..reporting.reading import DATA_LIMIT, ReadError, read_bytes
 from .cnf import (
     _GAVE_UP,
     CNF,
@@ -278,20 +279,23 @@ class SatProblem:
 def resolve_sat(spec: str, max_work: int = MAX_SAT_WORK) -> SatProblem:
     """The problem named by ``sat:<file.cnf>`` (a DIMACS file) or a SAT example's name.
 
-    A file must be UTF-8 (ASCII) text; a formula over ``max_work`` (:data:`MAX_SAT_WORK`)
-    is refused before any search, a header declaring one before the clauses are read.
+    A file must be a regular file of at most
+    :data:`~proofgames.reporting.reading.DATA_LIMIT` bytes (a FIFO or a device is refused
+    without being read) holding UTF-8 (ASCII) text; a formula over ``max_work``
+    (:data:`MAX_SAT_WORK`) is refused before any search, a header declaring one before the
+    clauses are read.
 
     Raises:
-        MachineFormatError: naming the file: unreadable, not UTF-8, or malformed DIMACS.
+        MachineFormatError: naming the file: unreadable, not a regular file, too large, not
+            UTF-8, or malformed DIMACS.
         SatTooLargeError: naming the file, the work estimate and the limit.
     """
     if spec.startswith("sat:"):
         path = Path(spec[4:])
-        try:
-            raw = path.read_bytes()
-        except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
-            reason = getattr(exc, "strerror", None) or str(exc)
-            raise MachineFormatError(f"cannot read DIMACS file {str(path)!r}: {reason}") from None
+        try:  # a regular file only (a FIFO or a device is refused, never read), size-capped
+            raw = read_bytes(path, "DIMACS file", DATA_LIMIT)
+        except ReadError as exc:
+            raise MachineFormatError(str(exc)) from None
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -20,7 +20,7 @@ import numpy as np
 from .. import interrupts
 from .._oracle import PARTIES, Oracle, OracleLedger, OracleView
 from .._registry import StrategySpec
-from .._seeds import check_seed
+from .._seeds import check_seed, check_timeout
 from ..errors import ProofgamesError
 from ..wire import Malformed
 
@@ -335,6 +335,7 @@ class Debate:
         timeout: float | None = None,
     ) -> None:
         self.protocol, self.seed = protocol, seed
+        timeout = check_timeout(timeout)
         self.specs = {
             "A": player_spec(prover_a, protocol, "A"),
             "B": player_spec(prover_b, protocol, "B"),

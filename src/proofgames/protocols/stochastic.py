@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._oracle import PARTIES, Oracle, OracleLedger
+from .._seeds import check_timeout
 from .._transcript import IntArray
 from ..errors import ProtocolError
 from ..stochastic.model import FloatArray, StochasticMachine
@@ -223,6 +224,7 @@ def play_stochastic_batch(
     if sampling == "oracle" and budget is not None:
         _check_budget(machine, params, debates, budget)
     start = time.perf_counter()
+    timeout = check_timeout(timeout)
     run = _Lockstep(machine, params, claim, debates, seed, sampling, oracle, budget, timeout)
     pa, pb = run.party("A", prover_a), run.party("B", prover_b)
     active, played = np.arange(debates), 0

@@ -5,7 +5,6 @@ Private to :mod:`proofgames.pvg.train`.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from typing import Any
 
 from ..errors import PVGError
 from ..reporting import dumps, write_atomic
+from ..reporting.reading import DATA_LIMIT, ReadError, read_json_lines
 from ._game import Game
 from .checkpoint import TrainingState, save_training_state
 from .config import TrainConfig
@@ -134,31 +134,27 @@ def check_resumable(task: PVGTask, config: TrainConfig, state: TrainingState) ->
 def logged_rows(resume: Path, step: int) -> list[Metrics]:
     """The metric rows a resumed run logged up to ``step`` (none if it has no log).
 
-    A last line cut short (the run was killed while appending it) is dropped: it was
-    logged after ``step``, since the training state is saved after its step's row.
+    The log is read as :func:`proofgames.reporting.reading.read_json_lines` reads a file:
+    a regular file only (a FIFO is refused, never read), size-capped, UTF-8, each line
+    strict JSON.  Text after the last newline that does not parse (the run was killed
+    while appending that line) is dropped: it was logged after ``step``, since the
+    training state is saved after its step's row.
 
     Raises:
-        PVGError: another line is not a metric row (naming the file and the line).
+        PVGError: the log cannot be read, or a line is not a metric row (an object whose
+            ``"step"`` is an integer), naming the file and the line.
     """
     folder = resume if resume.is_dir() else resume.parent
     path = folder / METRICS_FILE
-    if not path.is_file():
+    if not path.exists():
         return []
     try:
-        lines = path.read_text().splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PVGError(f"cannot read the metric log {path}: {exc}") from None
+        lines = read_json_lines(path, "the metric log", DATA_LIMIT, torn_tail=True)
+    except ReadError as exc:
+        raise PVGError(str(exc)) from None
     rows = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines):  # torn by a kill while it was appended
-                break
-            row = None
-        if not isinstance(row, dict) or not isinstance(row.get("step"), int):
+    for number, row in lines:
+        if not isinstance(row, dict) or type(row.get("step")) is not int:
             raise PVGError(f"{path} line {number} is not a metric row (a damaged log)")
         rows.append(row)
     return [row for row in rows if row["step"] <= step]

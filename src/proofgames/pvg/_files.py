@@ -11,13 +11,14 @@ Private to :mod:`proofgames.pvg`.  Writing goes through :mod:`proofgames.reporti
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 from ..errors import PVGError
+from ..reporting import reading
+from ..reporting.reading import DATA_LIMIT
 
 #: What a training run (``pvg train``, or one run of ``pvg reproduce``) writes in its folder.
 RUN_FILES = (
@@ -34,23 +35,24 @@ class MissingFileError(PVGError, FileNotFoundError):
     """A file the PVG code was asked to read does not exist."""
 
 
-def read_json(path: Path, what: str) -> Any:
-    """The JSON content of ``path``, ``what`` naming the file in errors.
+def read_json(path: Path, what: str, max_bytes: int = DATA_LIMIT) -> Any:
+    """The strict JSON content of ``path``, ``what`` naming the file in errors.
+
+    A regular file only (a FIFO or a device is refused without being read), of at most
+    ``max_bytes``, UTF-8, strict JSON nested at most 64 deep
+    (:func:`proofgames.reporting.reading.read_json`).
 
     Raises:
         MissingFileError: no such file.
-        PVGError: it cannot be read, or is not JSON.
+        PVGError: it cannot be read, is not a regular file, is too large, or is not
+            strict JSON (naming the file and why).
     """
-    if not path.exists():
-        raise MissingFileError(f"{what} {path}: no such file")
-    if not path.is_file():
-        raise PVGError(f"{what} {path} is not a file")
     try:
-        return json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PVGError(f"cannot read {what} {path}: {exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise PVGError(f"{what} {path} is not JSON ({exc})") from exc
+        return reading.read_json(path, what, max_bytes)
+    except reading.NoSuchFileError:
+        raise MissingFileError(f"{what} {path}: no such file") from None
+    except reading.ReadError as exc:
+        raise PVGError(str(exc)) from None
 
 
 def check_folder(path: Path, option: str) -> None:

@@ -74,6 +74,11 @@ class StressConfig:
             lbfgs_history=self.lbfgs_history,
         )
         at_least_zero(random_starts=self.random_starts, keep=self.keep)
+        at_most(
+            prover_steps=self.prover_steps, batch_size=self.batch_size,
+            eval_size=self.eval_size, lbfgs_max_iter=self.lbfgs_max_iter,
+            lbfgs_history=self.lbfgs_history, random_starts=self.random_starts, keep=self.keep,
+        )  # fmt: skip
         check_seeds(seed=self.seed)
         if self.prover_attack not in PROVER_ATTACKS:
             raise PVGError(f"prover_attack {self.prover_attack!r} not in {PROVER_ATTACKS}")
@@ -105,6 +110,26 @@ def check_seeds(**seeds: int) -> None:
     for name, value in seeds.items():
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
             raise PVGError(f"{name} must be an integer in [0, 2**63 - 1], got {value!r}")
+
+
+MAX_COUNT = 10**8
+"""The largest count a PVG setting takes (steps, batch sizes, updates per step): at the
+fastest measured rates (docs/pvg.md) 10^8 game steps are years of training, and a batch
+of 10^8 images is terabytes; a count beyond it is a typo, refused before any work."""
+
+
+def at_most(limit: int = MAX_COUNT, **counts: int) -> None:
+    """Refuse a count (named by its keyword) above ``limit``.
+
+    Example:
+        >>> at_most(steps=2**63 - 1)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.PVGError: steps = 9,223,372,036,854,775,807 is over the limit ...
+    """
+    for name, value in counts.items():
+        if value > limit:
+            raise PVGError(f"{name} = {value:,} is over the limit of {limit:,}")
 
 
 def at_least_zero(**counts: int) -> None:

@@ -8,6 +8,7 @@ readable) and, written by training, ``metrics.jsonl`` and (with
 
 from __future__ import annotations
 
+import os
 import pickle
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -18,6 +19,7 @@ from torch import nn
 
 from ..errors import ProofgamesError, PVGError
 from ..reporting import save_with, write_json
+from ..reporting.reading import CHECKPOINT_LIMIT, NoSuchFileError, ReadError, open_regular
 from ._files import MissingFileError
 from .config import TrainConfig, resolve_device
 from .registry import make_task
@@ -115,13 +117,26 @@ def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
 def read_torch(path: Path, what: str, device: torch.device | str = "cpu") -> dict[str, Any]:
     """The dict saved in ``path`` by ``torch.save`` (tensors only: no code is run).
 
+    The file is checked first: a regular file (a FIFO or a device is refused without being
+    read) of at most :data:`~proofgames.reporting.reading.CHECKPOINT_LIMIT` bytes, and not
+    empty; ``torch.load`` reads the file opened by that check.
+
     Raises:
-        PVGError: the file is empty, truncated, corrupt or not a saved dict.
+        MissingFileError: there is no such file.
+        PVGError: the file is not a regular file, too large, empty, truncated, corrupt or
+            not a saved dict.
     """
-    if path.stat().st_size == 0:
-        raise PVGError(f"{path} is empty, not a PVG {what}")
     try:
-        payload = torch.load(path, map_location=device, weights_only=True)
+        with open_regular(path, f"the PVG {what}", CHECKPOINT_LIMIT) as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                raise PVGError(f"{path} is empty, not a PVG {what}")
+            payload = torch.load(f, map_location=device, weights_only=True)
+    except NoSuchFileError as exc:
+        raise MissingFileError(str(exc)) from None
+    except ReadError as exc:
+        raise PVGError(str(exc)) from None
+    except PVGError:
+        raise
     except EOFError:
         raise PVGError(f"{path} is truncated, not a whole PVG {what}") from None
     except OSError as exc:

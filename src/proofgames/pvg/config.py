@@ -14,7 +14,7 @@ import torch
 
 from ..errors import PVGError
 from ._memory import DEFAULT_MAX_MEMORY_GB, check_limit
-from ._stress_settings import check_seeds
+from ._stress_settings import at_most, check_seeds
 from .stress import ALL_ATTACKS, ATTACKS, StressConfig, at_least_zero, positive
 
 __all__ = ["BEST_RESPONSES", "FORMULATIONS", "UPDATES", "TrainConfig", "resolve_device"]
@@ -170,6 +170,11 @@ class TrainConfig:
             max_prover_steps=self.max_prover_steps,
         )
         self._check_step_counts()
+        at_most(
+            steps=self.steps, batch_size=self.batch_size, eval_size=self.eval_size,
+            pretrain_steps=self.pretrain_steps, max_prover_steps=self.max_prover_steps,
+            verifier_steps=self.step_counts()[0], prover_steps=self.step_counts()[1],
+        )  # fmt: skip
         self._check_stress_tests()
         for name, rate in (("lr", self.lr), ("verifier_lr", self.verifier_lr)):
             if rate is not None and not (math.isfinite(rate) and rate > 0):

@@ -51,6 +51,7 @@ import copy
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -71,6 +72,30 @@ from .task import ProverOutput, PVGTask
 ATTACKS = ("prover", "messages")
 #: Every attack: the paper's two and the exact search (for tasks that support it).
 ALL_ATTACKS = (*ATTACKS, "exhaustive")
+STRESS_FIGURES = tuple(
+    f"{attack}_{figure}"
+    for attack in ALL_ATTACKS
+    for figure in ("precision", "recall", "accuracy", "specificity")
+)
+"""The figures a stress test logs in a metrics row, per attack (``messages_precision``)."""
+
+
+def last_stress(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last stress test logged in ``rows``: its step and each attack's figures.
+
+    Example:
+        >>> last_stress([{"step": 5, "messages_recall": 1.0}, {"step": 6, "precision": 1.0}])
+        {'step': 5, 'messages_recall': 1.0}
+        >>> last_stress([{"step": 6, "precision": 1.0}]) is None
+        True
+    """
+    for row in reversed(rows):
+        tested = {k: v for k, v in row.items() if k in STRESS_FIGURES}
+        if tested:
+            return {"step": row["step"], **tested}
+    return None
+
+
 Metrics = dict[str, float]
 
 

@@ -67,7 +67,14 @@ from ._memory import check_memory
 from ._stop_signals import stop_requests
 from .checkpoint import load_training_state, save_checkpoint
 from .config import BEST_RESPONSES, FORMULATIONS, UPDATES, TrainConfig, resolve_device
-from .stress import Metrics, check_attacks, check_stress_memory, evaluate, stress_test
+from .stress import (
+    Metrics,
+    check_attacks,
+    check_stress_memory,
+    evaluate,
+    last_stress,
+    stress_test,
+)
 from .task import ClosedFormResponse, PVGTask
 
 
@@ -117,6 +124,7 @@ class TrainResult:
             "best_step": self.best_step,
             "best_accuracy": self.best_accuracy,
             "final": self.metrics[-1] if self.metrics else {},
+            "last_stress": last_stress(self.metrics),
         }
 
 

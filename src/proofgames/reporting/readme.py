@@ -22,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .files import WriteError, write_atomic
+from .reading import TEXT_LIMIT, NoSuchFileError, ReadError, read_text
 
 
 class ReadmeError(WriteError):
@@ -44,8 +45,9 @@ def check_block(path: Path, name: str) -> str:
     Call it before long work whose result goes into the block.
 
     Raises:
-        ReadmeError: naming the file and what is wrong (missing, unreadable, not UTF-8, a
-            marker missing or the end before the start).
+        ReadmeError: naming the file and what is wrong (missing, unreadable, not a regular
+            file, over :data:`~proofgames.reporting.reading.TEXT_LIMIT`, not UTF-8, a marker
+            missing or the end before the start).
 
     Example:
         >>> import pathlib, tempfile
@@ -57,15 +59,12 @@ def check_block(path: Path, name: str) -> str:
         proofgames.reporting.readme.ReadmeError: ...: the '<!-- t:end -->' marker comes before ...
     """
     start, end = markers(name)
-    try:
-        content = Path(path).read_bytes().decode("utf-8")
-    except FileNotFoundError:
+    try:  # a regular file only (a FIFO is refused, never read), at most 16 MiB
+        content = read_text(path, "the file", TEXT_LIMIT)
+    except NoSuchFileError:
         raise ReadmeError(f"{path} does not exist (it should hold the {name!r} block)") from None
-    except UnicodeDecodeError as exc:  # before ValueError, its base class
-        raise ReadmeError(f"{path} is not UTF-8 text (byte {exc.start})") from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
-        reason = getattr(exc, "strerror", None) or exc
-        raise ReadmeError(f"cannot read {str(path)!r}: {reason}") from None
+    except ReadError as exc:
+        raise ReadmeError(str(exc)) from None
     for marker in (start, end):
         if marker not in content:
             raise ReadmeError(

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProtocolError
+from ..reporting.reading import SETTINGS_LIMIT, ReadError, read_json
 
 SHARED, EXTERNAL = "shared", "external"
 
@@ -395,10 +396,6 @@ def check_params_spec(spec: str) -> None:
         raise ProtocolError(f"{base}: {exc}") from None
 
 
-def _no_constant(token: str) -> float:
-    raise ValueError(f"{token} is not allowed: every value must be a finite number")
-
-
 def read_params_file(path: Path) -> dict[str, float]:
     """The seven values (c, s, b, q, v, w, d) of a ``--params`` JSON file, type-checked.
 
@@ -413,32 +410,23 @@ def read_params_file(path: Path) -> dict[str, float]:
 def load_params_file(path: Path) -> tuple[dict[str, float], str]:
     """The seven values of a ``--params`` JSON file, type-checked, and its tail tier.
 
-    The file must be UTF-8 JSON holding one object with exactly the keys
-    :data:`LEAN_KEYS`, each a finite number, and optionally ``"tail"``: ``"hoeffding"``
+    The file must be a regular file of at most 1 MiB (a FIFO or a device is refused, never
+    read), UTF-8 strict JSON (no NaN or Infinity, no key twice;
+    :func:`~proofgames.reporting.reading.read_json`) holding one object with exactly the
+    keys :data:`LEAN_KEYS`, each a finite number, and optionally ``"tail"``: ``"hoeffding"``
     (the default) or ``"exact"`` (:data:`TAILS`); :func:`lean_params` then checks the
     formalization's conditions.  ``proofgames params optimize --out FILE`` writes one.
 
     Raises:
-        ProtocolError: naming the file and what is wrong (unreadable, not UTF-8, not JSON,
-            not an object, missing or unknown keys, a value that is not a finite number,
-            an unknown tail).
+        ProtocolError: naming the file and what is wrong (unreadable, not a regular file,
+            over 1 MiB, not UTF-8, not strict JSON, not an object, missing or unknown keys,
+            a value that is not a finite number, an unknown tail).
     """
     what = f"--params must be one of {', '.join(PRESETS)} or a JSON file of c, s, b, q, v, w, d"
-    try:
-        raw = path.read_bytes()
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
-        reason = getattr(exc, "strerror", None) or exc
-        raise ProtocolError(f"{what}; cannot read {str(path)!r}: {reason}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ProtocolError(
-            f"{path}: not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x}); {what}"
-        ) from None
-    try:
-        values = json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError) as exc:  # also NaN/Infinity, refused above
-        raise ProtocolError(f"{path}: not valid JSON ({exc}); {what}") from None
+    try:  # a regular file of at most 1 MiB, UTF-8, strict JSON (no NaN, no key twice)
+        values = read_json(path, "the --params file", SETTINGS_LIMIT)
+    except ReadError as exc:
+        raise ProtocolError(f"{exc}; {what}") from None
     if not isinstance(values, dict):
         raise ProtocolError(
             f"{path}: must hold a JSON object of c, s, b, q, v, w, d, got "

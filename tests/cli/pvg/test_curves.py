@@ -118,6 +118,9 @@ def test_curves_say_where_each_run_stands_against_its_planned_steps(runs, tmp_pa
     shown = json.loads(res.stdout)["runs"][0]
     assert shown["planned_steps"] == 4 and shown["step"] == 4
     assert shown["pace"]["steps_per_minute"] > 0 and shown["pace"]["hours_left"] == 0
-    text = CliRunner().invoke(app, ["curves", str(done), "--out", str(tmp_path / "c.png")])
+    again = ["curves", str(done), "--out", str(tmp_path / "c.png")]
+    refused = CliRunner().invoke(app, again)  # the figure is there: replaced on request only
+    assert refused.exit_code == 2 and "give --overwrite" in refused.output
+    text = CliRunner().invoke(app, [*again, "--overwrite"])
     assert text.exit_code == 0 and "done: step 4 of 4; " in text.output
     assert "steps a minute of training" in text.output and "to go" not in text.output

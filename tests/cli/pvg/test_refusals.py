@@ -175,6 +175,8 @@ def test_unknown_or_unavailable_devices_are_refused(device, needle, run_dir, tmp
     ("args", "option"),
     [
         (["train", "bec", "--steps", "0"], "--steps"),
+        (["train", "bec", "--steps", str(2**63 - 1)], "steps = 9,223,372,036,854,775,807"),
+        (["train", "bec", "--prover-steps", str(10**9)], "prover_steps = 1,000,000,000"),
         (["train", "bec", "--batch-size", "0"], "--batch-size"),
         (["train", "bec", "--batch-size", "-3"], "--batch-size"),
         (["train", "bec", "--verifier-steps", "0"], "--verifier-steps"),
@@ -284,7 +286,7 @@ _HEAD = (
     ("content", "needle"),
     [
         (None, "no such file"),
-        ("not json at all", "not JSON"),
+        ("not json at all", "not valid JSON"),
         ("[1, 2]", "not a results.json"),
         ('{"seeds": [0]}', "profile"),
         ('{"seeds": [0], "profile": {"name": "smoke"}, "seconds": 1, "machine": {}}',
@@ -321,10 +323,10 @@ def test_a_readme_without_the_report_block_is_refused_before_any_work(tmp_path):
 @pytest.mark.parametrize(
     "args",
     [
-        ["train", "find-the-plus", "--batch-size", "1000000000"],
+        ["train", "find-the-plus", "--batch-size", "99000000"],
         ["train", "bec", "--batch-size", "64", "--max-memory-gb", "0.0000001"],
-        ["stress", "RUN", "--eval-size", "2000000000"],
-        ["stress", "RUN", "--batch-size", "2000000000", "--attack", "prover"],
+        ["stress", "RUN", "--eval-size", "99000000"],
+        ["stress", "RUN", "--batch-size", "99000000", "--attack", "prover"],
         ["diagnose", "RUN", "--n", "3000000000"],
     ],
 )
@@ -376,3 +378,17 @@ def test_every_pvg_option_is_documented_in_its_help():
             for flag in getattr(param, "opts", []):
                 if flag.startswith("--"):
                     assert flag in help_text, f"pvg {name} --help lacks {flag}"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["stress", "RUN", "--prover-steps", str(10**14)],  # ran without end before
+        ["stability", "--steps", str(10**14), "--out", "OUT"],  # left its folder behind
+    ],
+)
+def test_counts_beyond_any_run_are_refused_before_any_work(args, run_dir, tmp_path):
+    args = [str(run_dir) if a == "RUN" else str(tmp_path / "out") if a == "OUT" else a
+            for a in args]  # fmt: skip
+    _refused(RUNNER.invoke(app, args), "is over the limit of 100,000,000")
+    assert not (tmp_path / "out").exists()

@@ -20,7 +20,8 @@ from ...pvg._bookkeeping import METRICS_FILE, logged_rows
 from ...pvg._files import check_file_to_write
 from ...pvg.checkpoint import STATE_FILE, load_training_state
 from ...pvg.reproduce._figures import plot_learning
-from .._common import JsonOption, console, echo_json, one_line_errors
+from ...reporting import check_output_file
+from .._common import JsonOption, OverwriteOption, console, echo_json, one_line_errors
 
 SHOWN = (
     ("verifier_accuracy", "accuracy"),
@@ -121,6 +122,7 @@ def curves_command(
         int | None,
         typer.Option(min=1, help="Only the rows logged up to this game step (default: all)."),
     ] = None,
+    overwrite: OverwriteOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Draw the learning curves of run folders, finished or still training; show the last row.
@@ -133,6 +135,7 @@ def curves_command(
     """
     with one_line_errors():
         check_file_to_write(out, "--out")
+        check_output_file(out, overwrite=overwrite, inputs=runs)
         curves = [run_curve(folder, until) for folder in runs]
         plot_learning(curves, out)
     last = [_last(curve) for curve in curves]

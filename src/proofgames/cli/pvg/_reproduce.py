@@ -6,15 +6,19 @@ Private to :mod:`proofgames.cli.pvg`, which registers the commands.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ...pvg._files import check_folder
 from ...pvg._memory import DEFAULT_MAX_MEMORY_GB
-from .._common import JsonOption, console, echo_json, fail, one_line_errors
+from ...reporting import claim_folder, finish_folder, writing_folder
+from .._common import JsonOption, OverwriteOption, console, echo_json, fail, one_line_errors
 from ..sweeps import ExecutorOption, SchedulerOption, sweep_bar
 from ._support import Device, MaxMemory, check_options, check_readme, draw_report
+
+#: The owner of a reproduction's folder: ``pvg report`` rewrites the report there too.
+REPORT_OWNER = "proofgames pvg reproduce"
 
 
 def reproduce_command(
@@ -80,6 +84,7 @@ def reproduce_command(
         check_executor(executor, workers, scheduler)
         check_folder(out / "runs", "--out")
         check_readme(readme)
+        claim_folder(out, REPORT_OWNER, overwrite=overwrite or resume, own=("runs",))
         with (
             make_executor(executor, min(workers, seeds), scheduler, start_method="spawn") as pool,
             sweep_bar("FindThePlus seeds", seeds, pool) as bar,
@@ -99,6 +104,7 @@ def reproduce_command(
                 seed_progress=bar.advance,
             )
         path = write_report(results, out, readme)
+        finish_folder(out, REPORT_OWNER)
     if json_output:
         summary = {
             "report": str(path),
@@ -120,17 +126,24 @@ def report_command(
         Path | None,
         typer.Option(help="Also update the report:pvg block of this file (docs/pvg.md)."),
     ] = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Rewrite the report and figures from saved measurements, without training.
 
-    Nothing is written unless the whole report could be drawn from RESULTS.
+    Nothing is written unless the whole report could be drawn from RESULTS, and RESULTS
+    itself is never rewritten.
     """
     from ...pvg.reproduce.report import read_results, write_report
 
     target = out or results.parent
+
+    def write(data: dict[str, Any], out: Path, readme: Path | None) -> Path:
+        return write_report(data, out, readme, source=results)
+
     with one_line_errors():
         check_folder(target, "--out")
         check_readme(readme)
         data = read_results(results)
-        path = draw_report(data, results, target, readme, write_report)
+        with writing_folder(target, REPORT_OWNER, overwrite=overwrite, mark=False):
+            path = draw_report(data, results, target, readme, write)
     console.print(f"report: {path}")

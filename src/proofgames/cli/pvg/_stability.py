@@ -16,8 +16,16 @@ from ...errors import TrainingStopped
 from ...pvg._files import check_folder, read_json
 from ...pvg._memory import DEFAULT_MAX_MEMORY_GB
 from ...pvg.config import FORMULATIONS, UPDATES
-from ...reporting import write_atomic, write_json
-from .._common import JsonOption, console, echo_json, err_console, fail, one_line_errors
+from ...reporting import write_atomic, write_json, writing_folder
+from .._common import (
+    JsonOption,
+    OverwriteOption,
+    console,
+    echo_json,
+    err_console,
+    fail,
+    one_line_errors,
+)
 from ._support import Device, Threads, check_options, use_threads
 
 if TYPE_CHECKING:
@@ -108,6 +116,7 @@ def stability_command(
             "OUT/runs, and play the rest.",
         ),
     ] = False,
+    overwrite: OverwriteOption = False,
     device: Device = "cpu",
     threads: Threads = None,
     json_output: JsonOption = False,
@@ -146,8 +155,9 @@ def stability_command(
         check_folder(out, "--out")
         task = None if start is not None else FindThePlus(heads=4 if heads is None else heads)
         played = task, out, used_threads
-        results = _played(settings, *played, resume=resume, chatty=not json_output)
-        plot_stability(results, out / "stability.png")
+        with writing_folder(out, "proofgames pvg stability", overwrite=overwrite or resume):
+            results = _played(settings, *played, resume=resume, chatty=not json_output)
+            plot_stability(results, out / "stability.png")
     summary = [
         {k: run[k] for k in ("formulation", "update", "error_px", "lost_at", "seconds")}
         for run in results["runs"]

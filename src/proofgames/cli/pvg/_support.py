@@ -29,6 +29,7 @@ from ...pvg.registry import make_task
 from ...pvg.reproduce.report import has_report_block
 from ...pvg.stress import ATTACKS, StressConfig
 from ...pvg.task import PVGTask
+from ...reporting.outputs import owner
 from .._common import fail, one_line_errors
 
 #: ``--threads`` of the commands that run networks.
@@ -97,6 +98,9 @@ def prepare_out(out: Path, resume: Path | None, overwrite: bool) -> None:
     removed) or ``--resume`` continues that very run there.
     """
     check_folder(out, "--out")
+    made_by = owner(out)
+    if made_by is not None:
+        raise PVGError(f"--out {out} holds the output of {made_by!r}; choose another --out")
     continued = None if resume is None else (resume if resume.is_dir() else resume.parent)
     if continued is not None and out.resolve() == continued.resolve():
         if overwrite:

@@ -249,14 +249,37 @@ def _new_config(
 
 
 def _print_training(summary: dict[str, Any], sound_at: int | None) -> None:
-    final = summary["final"]
+    """The run in two lines: against its own trained prover, then against the attacks.
+
+    Precision and recall against the prover the verifier was trained with say nothing of
+    soundness; the second line gives the last stress test, or says that none ran.
+    """
+    final, stress = summary["final"], summary.get("last_stress")
     console.print(
         f"[bold]{summary['task']}[/] {summary['formulation']} seed {summary['seed']}: "
-        f"{summary['steps']} steps in {summary['seconds']:.1f} s; verifier accuracy "
-        f"{summary['verifier_accuracy']:.3f}, "
+        f"{summary['steps']} steps in {summary['seconds']:.1f} s; against the trained "
+        f"prover: verifier accuracy {summary['verifier_accuracy']:.3f}, "
         f"precision {final.get('precision', float('nan')):.3f}, "
         f"recall {final.get('recall', float('nan')):.3f}"
     )
+    if stress:
+        attacks = sorted({k.rsplit("_", 1)[0] for k in stress if k != "step"})
+        shown = "; ".join(
+            f"{a}: precision {_fig(stress, a, 'precision')}, recall {_fig(stress, a, 'recall')}, "
+            f"specificity {_fig(stress, a, 'specificity')}"
+            for a in attacks
+        )
+        console.print(f"stress tests (frozen verifier) at step {stress['step']}: {shown}")
+    else:
+        console.print(
+            "not stress-tested: soundness against other provers is unmeasured "
+            "(--stress-every N, or proofgames pvg stress on the run)"
+        )
     if sound_at is not None:
         console.print(f"complete and sound (both attacks) at step {sound_at}")
     console.print(f"checkpoint: {summary['checkpoint']}")
+
+
+def _fig(row: dict[str, Any], attack: str, name: str) -> str:
+    value = row.get(f"{attack}_{name}")
+    return "n/a" if value is None else f"{value:.3f}"

@@ -36,7 +36,7 @@ import torch
 from torch import Tensor, nn
 
 from ...errors import PVGError
-from .._stress_settings import check_seeds
+from .._stress_settings import at_most, check_seeds
 from ..config import BEST_RESPONSES, finite_not_negative
 from ..registry import task_defaults
 from ..stress import confusion, positive
@@ -230,6 +230,7 @@ class StabilitySettings:
             batch_size=self.batch_size,
             certify_size=self.certify_size,
         )
+        at_most(steps=self.steps, batch_size=self.batch_size, certify_size=self.certify_size)
         check_seeds(seed=self.seed)
         finite_not_negative(verifier_weight_decay=self.verifier_weight_decay)
         for name, given, allowed in (

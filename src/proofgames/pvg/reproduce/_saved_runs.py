@@ -29,6 +29,9 @@ from .profiles import Profile
 RUN_FILE = "run.json"
 #: The BEC results of a reproduction, in its runs folder.
 BEC_FILE = "bec.json"
+#: One seed's BEC results, saved as soon as that seed finishes: an interrupted
+#: reproduction keeps them, and ``--resume`` reuses them.
+BEC_SEED_FILE = "bec-s{seed}.json"
 
 
 def saved_run(out_dir: Path) -> dict[str, Any] | None:
@@ -108,14 +111,38 @@ def _read_bec(path: Path) -> dict[str, Any]:
     return saved
 
 
+def _bec_seed_files(runs_dir: Path) -> list[Path]:
+    return sorted(runs_dir.glob(BEC_SEED_FILE.format(seed="*")))
+
+
+def _read_bec_seed(path: Path) -> dict[str, Any]:
+    saved = read_json(path, "saved BEC results of one seed")
+    if not isinstance(saved, dict) or not isinstance(saved.get("seed_results"), dict):
+        raise PVGError(f"saved BEC results {path} are not a reproduction's {BEC_SEED_FILE}")
+    return saved
+
+
+def saved_bec_seed(runs_dir: Path, prof: Profile, seed: int) -> dict[str, Any] | None:
+    """One seed's BEC results of an earlier call with the same profile, if saved."""
+    path = runs_dir / BEC_SEED_FILE.format(seed=seed)
+    if not path.is_file():
+        return None
+    saved = _read_bec_seed(path)
+    key = json.loads(json.dumps({"profile": asdict(prof), "seed": seed}))
+    results: dict[str, Any] = saved["seed_results"]
+    return results if {k: saved.get(k) for k in key} == key else None
+
+
 def check_bec(runs_dir: Path, prof: Profile) -> None:
     """Refuse saved BEC results of another profile (other seeds are run again)."""
-    path = runs_dir / BEC_FILE
-    if not path.exists():
-        return
-    saved = _read_bec(path)
     profile = json.loads(json.dumps(asdict(prof)))
-    before = saved.get("profile")
+    for path in [runs_dir / BEC_FILE, *_bec_seed_files(runs_dir)]:
+        if path.exists():
+            read = _read_bec if path.name == BEC_FILE else _read_bec_seed
+            _same_profile(path, read(path).get("profile"), profile, prof)
+
+
+def _same_profile(path: Path, before: Any, profile: dict[str, Any], prof: Profile) -> None:
     if before != profile:
         name = before.get("name") if isinstance(before, dict) else None
         raise PVGError(
@@ -139,13 +166,14 @@ def saved_bec(runs_dir: Path | None, prof: Profile, seeds: Sequence[int]) -> dic
 def earlier_results(runs_dir: Path, folders: Sequence[Path], bec: bool) -> list[Path]:
     """What an earlier reproduction left that this call would write over."""
     found = [folder for folder in folders if run_files(folder)]
-    if bec and (runs_dir / BEC_FILE).exists():
-        found.insert(0, runs_dir / BEC_FILE)
+    if bec:
+        saved = [runs_dir / BEC_FILE] if (runs_dir / BEC_FILE).exists() else []
+        found[:0] = saved + _bec_seed_files(runs_dir)
     return found
 
 
 def remove_results(paths: Sequence[Path]) -> None:
-    """Remove saved results (``bec.json``) and run folders' run files (``overwrite``)."""
+    """Remove saved results (``bec*.json``) and run folders' run files (``overwrite``)."""
     for path in paths:
         if path.is_dir():
             remove_run(path)

@@ -41,12 +41,16 @@ FORMULATION_COLUMNS = ("formulation", "erasure fraction", "information (bits)",
                        "verifier accuracy", "seconds")  # fmt: skip
 
 
-def write_report(results: dict[str, Any], out: Path, readme: Path | None = None) -> Path:
+def write_report(
+    results: dict[str, Any], out: Path, readme: Path | None = None, source: Path | None = None
+) -> Path:
     """Write the report folder ``out``; return the path of ``report.md``.
 
     The report and figures are drawn in memory first, then each file is written
     atomically: results that cannot be drawn leave ``out`` (and ``readme``) as they were.
-    ``results.json`` is strict JSON: a value that is not a finite number is ``null``.
+    ``results.json`` is strict JSON: a value that is not a finite number is ``null``; it
+    is not written when it is ``source``, the file the results were read from (an input
+    is never rewritten).
     """
     figures: dict[str, io.BytesIO] = {}
 
@@ -88,7 +92,9 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
     if readme is not None:
         link = Path(os.path.relpath(path.resolve(), readme.resolve().parent)).as_posix()
         summary = summary_tables(results, path.as_posix(), link)
-    write_json(out / "results.json", results, indent=1, parents=True)
+    target = out / "results.json"
+    if source is None or not target.exists() or not target.samefile(source):
+        write_json(target, results, indent=1, parents=True)
     for name, drawn in figures.items():
         write_atomic(out / name, drawn.getvalue())
     write_atomic(path, "\n".join(section for section in sections if section))

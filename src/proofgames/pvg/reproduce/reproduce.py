@@ -68,7 +68,16 @@ from ._reproduction_plan import (
     ftp_trainings,
     prepare_runs_dir,
 )
-from ._saved_runs import BEC_FILE, RUN_FILE, bec_key, finished_run, logged_curve, saved_bec
+from ._saved_runs import (
+    BEC_FILE,
+    BEC_SEED_FILE,
+    RUN_FILE,
+    bec_key,
+    finished_run,
+    logged_curve,
+    saved_bec,
+    saved_bec_seed,
+)
 from .profiles import PAPER_TABLES, PROFILES, TRAININGS, Profile
 
 
@@ -149,7 +158,7 @@ def reproduce(
         bec = saved_bec(runs_dir, prof, seeds) if resume else None
         if bec is None:
             tick = time.perf_counter()
-            bec = reproduce_bec(seeds, prof, device, progress, max_memory_gb)
+            bec = reproduce_bec(seeds, prof, device, progress, max_memory_gb, runs_dir, resume)
             bec["seconds"] = round(time.perf_counter() - tick, 1)
             if runs_dir is not None:
                 write_json(runs_dir / BEC_FILE, {**bec_key(prof, seeds), "bec": bec}, parents=True)
@@ -171,54 +180,75 @@ def reproduce_bec(
     device: str,
     progress: bool,
     max_memory_gb: float = DEFAULT_MAX_MEMORY_GB,
+    runs_dir: Path | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
-    """Table 2, Figure 2 and Theorems 4 vs 5 on the Binary Erasure Channel."""
-    task = BinaryErasureChannel()
-    base = task_defaults("bec")
+    """Table 2, Figure 2 and Theorems 4 vs 5 on the Binary Erasure Channel.
+
+    With ``runs_dir`` each seed's results are saved (``bec-sSEED.json``) as soon as the
+    seed finishes, so that an interrupted call keeps them; with ``resume`` too, the seeds
+    saved with this profile are reused rather than run again.
+    """
     runs: list[dict[str, Any]] = []
     dynamics: list[dict[str, Any]] = []
     formulations: dict[str, list[dict[str, Any]]] = {}
     for seed in seeds:
-        config = bec_config(prof, seed, device, progress, max_memory_gb)
-        common: dict[str, Any] = dict(
-            base,
-            seed=seed,
-            device=device,
-            eval_size=prof.eval_size,
-            progress=progress,
-            max_memory_gb=max_memory_gb,
-        )
-        result = train(task, config)
-        runs.append(_table_run(task, "pvg", seed, result, prof.stress, max_memory_gb))
-        for formulation in ("collaborative", "simultaneous", "prover-first", "verifier-first"):
-            steps = prof.bec_baseline_steps
-            counts = {}
-            if formulation == "verifier-first":  # the prover follows: 5 steps per round
-                counts = {"verifier_steps": 1, "prover_steps": 5}
-            trace = BECTrace()  # Figure 2 follows the fixed-length simultaneous run
-            played = train(
-                task,
-                TrainConfig(
-                    **{**common, "steps": steps, **counts}, formulation=formulation, log_every=5
-                ),
-                observe=trace if formulation == "simultaneous" else None,
-            )
-            if formulation == "simultaneous":
-                dynamics.append({"seed": seed, **trace.rows(played.metrics)})
-            if formulation == "collaborative":
-                runs.append(
-                    _table_run(task, "collaborative", seed, played, prof.stress, max_memory_gb)
-                )
-            formulations.setdefault(formulation, []).append(
-                {"seed": seed, "curve": logged_curve(played.metrics), "seconds": played.seconds}
-            )
+        part = saved_bec_seed(runs_dir, prof, seed) if runs_dir and resume else None
+        if part is None:
+            part = _bec_seed(seed, prof, device, progress, max_memory_gb)
+            if runs_dir is not None:
+                path = runs_dir / BEC_SEED_FILE.format(seed=seed)
+                saved = {"profile": asdict(prof), "seed": seed, "seed_results": part}
+                write_json(path, saved, parents=True)
+        runs += part["runs"]
+        dynamics.append(part["dynamics"])
+        for formulation, entry in part["formulations"].items():
+            formulations.setdefault(formulation, []).append(entry)
     return {
         "runs": runs,
         "table": summarize(runs),
         "dynamics": dynamics,
         "formulations": formulations,
-        "settings": dict(base, max_steps=prof.bec_max_steps),
+        "settings": dict(task_defaults("bec"), max_steps=prof.bec_max_steps),
     }
+
+
+def _bec_seed(
+    seed: int, prof: Profile, device: str, progress: bool, max_memory_gb: float
+) -> dict[str, Any]:
+    """One seed's BEC runs: the PVG run, the four formulations and Figure 2's trace."""
+    task = BinaryErasureChannel()
+    config = bec_config(prof, seed, device, progress, max_memory_gb)
+    common: dict[str, Any] = dict(
+        task_defaults("bec"), seed=seed, device=device, eval_size=prof.eval_size,
+        progress=progress, max_memory_gb=max_memory_gb,
+    )  # fmt: skip
+    result = train(task, config)
+    runs = [_table_run(task, "pvg", seed, result, prof.stress, max_memory_gb)]
+    formulations, dynamics = {}, {}
+    for formulation in ("collaborative", "simultaneous", "prover-first", "verifier-first"):
+        counts = {}
+        if formulation == "verifier-first":  # the prover follows: 5 steps per round
+            counts = {"verifier_steps": 1, "prover_steps": 5}
+        trace = BECTrace()  # Figure 2 follows the fixed-length simultaneous run
+        played = train(
+            task,
+            TrainConfig(
+                **{**common, "steps": prof.bec_baseline_steps, **counts},
+                formulation=formulation, log_every=5,
+            ),
+            observe=trace if formulation == "simultaneous" else None,
+        )  # fmt: skip
+        if formulation == "simultaneous":
+            dynamics = {"seed": seed, **trace.rows(played.metrics)}
+        if formulation == "collaborative":
+            runs.append(_table_run(task, "collaborative", seed, played, prof.stress, max_memory_gb))
+        formulations[formulation] = {
+            "seed": seed,
+            "curve": logged_curve(played.metrics),
+            "seconds": played.seconds,
+        }
+    return {"runs": runs, "dynamics": dynamics, "formulations": formulations}
 
 
 def reproduce_find_the_plus(
