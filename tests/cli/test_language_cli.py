@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +35,9 @@ def test_generated_json_reports_rates_and_costs(capsys: pytest.CaptureFixture[st
         (["--protocol", "shouting"], "unknown protocol"),
         (["--steps", "1"], "steps must be"),
         (["--n", "0"], "--n must be"),
+        # issue 34: an OverflowError traceback, and a run that never ended
+        (["--n", "99999999999999999999"], "--n must be an int in [1, 100,000]"),
+        (["--n", "100000000000"], "--n must be an int in [1, 100,000]"),
         (["--judge", "calculator", "--figure1"], "Figure 1 needs"),
         (["--seed", "-1"], "--seed"),  # SeedSequence's ValueError traceback before
     ],
@@ -73,3 +77,80 @@ def test_a_negative_seed_is_refused_by_the_api_before_any_work(tmp_path) -> None
     with pytest.raises(ProtocolError, match="seed"):
         build_report(tmp_path / "report", None, n=1, seed=-5)
     assert not (tmp_path / "report").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["generated", "--max-judge-calls", "0"], "--max-judge-calls must be at least 1"),
+        (["generated", "--max-judge-calls", "-1"], "--max-judge-calls must be at least 1"),
+        (["gsm8k", "--max-judge-calls", "0"], "--max-judge-calls must be at least 1"),
+        (["generated", "--judge", "model:nonexistent/model"], "cannot be used"),
+        (["gsm8k", "--judge", "model:nonexistent/model"], "cannot be used"),
+    ],
+)
+def test_a_run_that_cannot_measure_anything_is_refused_before_it_starts(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    # at HEAD each printed "completeness 0.000 ... measured" and exited 0
+    if "model:" in " ".join(args):
+        pytest.importorskip("inspect_ai", reason="needs the 'language' extra (inspect-ai)")
+    code, out, err = run_cli(
+        capsys, "language", *args, "--limit" if "gsm8k" in args else "--n", "2"
+    )
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert "measured" not in out
+
+
+def test_a_judge_failing_mid_run_exits_2_without_a_summary(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from proofgames.judging import Judgement, StepQuestion
+    from proofgames.language import experiments
+    from proofgames.language.judges import CallbackJudge
+
+    calls = 0
+
+    async def flaky(question: StepQuestion) -> Judgement:
+        nonlocal calls
+        calls += 1
+        if calls > 2:
+            raise ConnectionError("the judge's API is down")
+        return Judgement(p_yes=1.0)
+
+    monkeypatch.setattr(experiments, "make_judge", lambda spec, seed: CallbackJudge(flaky))
+    code, out, err = run_cli(capsys, "language", "generated", "--steps", "10", "--n", "3")
+    # at HEAD: a warning, then the summary table as measured rates, exit 0
+    assert code == 2 and "API is down" in err and len(err.strip().splitlines()) == 1
+    assert out == ""
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "no records: an empty data set measures nothing"),
+        (bytes(range(256)), "is a binary file"),
+        (
+            json.dumps({"question": "Q", "ground_truth": "A: 1", "6b_finetuning": {
+                "is_correct": "false", "solution": "1+1=<<1+1=2>>2\nA: 2"}}).encode() + b"\n",
+            "line 1: 6b_finetuning.is_correct must be true or false",
+        ),
+    ],
+)  # fmt: skip
+def test_a_bad_gsm8k_file_is_one_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, message: str
+) -> None:
+    # at HEAD: exit 0 with "accuracy nan", a UnicodeDecodeError traceback, and a string
+    # "false" read as true
+    path = tmp_path / "example_model_solutions.jsonl"
+    path.write_bytes(content)
+    code, out, err = run_cli(capsys, "language", "gsm8k", str(path))
+    assert code == 2 and message in err and str(path) in err.replace("\n", "")
+    assert out == ""
+
+
+def test_gsm8k_without_a_path_debates_the_demo_problems(capsys: pytest.CaptureFixture[str]) -> None:
+    # at HEAD the path was required, and the docs pointed at ../shared/data/gsm8k
+    code, out, _ = run_cli(capsys, "language", "gsm8k", "--json")
+    summary = json.loads(out)["summary"]
+    assert code == 0 and summary["debates"] == 24 and summary["accuracy"] == 1.0

@@ -16,7 +16,12 @@ from proofgames.language.judges import CalculatorJudge, annotation_holds, evalua
 from proofgames.language.parsers import parse_gsm8k, parse_model_output
 from proofgames.language.transcript import StepTranscript, TranscriptFormatError, whole_layout
 
-GSM8K = Path(__file__).resolve().parents[2] / "shared" / "data" / "gsm8k"
+_ROOT = Path(__file__).resolve().parents[2]
+# the project's shared data: beside the checkout (../shared, as in CI) or inside it
+GSM8K = next(
+    (p / "data" / "gsm8k" for p in (_ROOT.parent / "shared", _ROOT / "shared") if p.is_dir()),
+    _ROOT.parent / "shared" / "data" / "gsm8k",
+)
 needs_gsm8k = pytest.mark.skipif(
     not (GSM8K / "example_model_solutions.jsonl").is_file(),
     reason=f"GSM8K model solutions not found at {GSM8K} (the project's ../shared/data/gsm8k)",

@@ -8,18 +8,19 @@ Example:
     >>> from typer.testing import CliRunner
     >>> from proofgames.cli import app
     >>> res = CliRunner().invoke(app, ["language", "generated", "--n", "0"])
-    >>> res.exit_code, "--n must be at least 1" in res.output
+    >>> res.exit_code, "--n must be an int in [1, 100,000]" in res.output
     (2, True)
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ._common import JsonOption, console, err_console, fail, one_line_errors
+from ._common import JsonOption, OverwriteOption, console, err_console, fail, one_line_errors
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -35,7 +36,9 @@ Protocol = Annotated[
 ]
 MaxCalls = Annotated[
     int | None,
-    typer.Option(help="Judge budget for the whole run; the run stops when it is spent."),
+    typer.Option(
+        help="Judge budget for the whole run (at least 1); the run stops when it is spent."
+    ),
 ]
 Judge = Annotated[
     str,
@@ -55,13 +58,21 @@ def _table(title: str, summary: dict[str, Any]) -> Table:
     for key in ("debates", "accuracy", "completeness", "soundness_error"):
         value = summary[key]
         ci = summary.get(f"{key}_ci")
+        if isinstance(value, float) and math.isnan(value):
+            table.add_row(key, "none (no finished debate of this kind)")
+            continue
         text = f"{value:.3f}" if isinstance(value, float) else str(value)
         table.add_row(key, text + (f"  (95% CI {ci[0]:.3f}-{ci[1]:.3f}, measured)" if ci else ""))
-    for key in ("judge_calls", "judge_input_tokens", "prover_tokens", "stopped"):
-        table.add_row(
-            f"{key} (mean per debate)" if key != "stopped" else key, f"{summary[key]:,.1f}"
-        )
+    for key in ("judge_calls", "judge_input_tokens", "prover_tokens"):
+        table.add_row(f"{key} (mean per debate)", f"{summary[key]:,.1f}")
+    table.add_row("stopped (debates in no rate)", str(summary["stopped"]))
     return table
+
+
+def _check_budget(max_judge_calls: int | None) -> None:
+    """A judge budget of nothing measures nothing: refused before any debate."""
+    if max_judge_calls is not None and max_judge_calls < 1:
+        fail(f"--max-judge-calls must be at least 1 (omit it for no limit), not {max_judge_calls}")
 
 
 def _show(title: str, rows: list[dict[str, Any]], as_json: bool) -> None:
@@ -97,11 +108,11 @@ def generated(
     import asyncio
 
     from ..language.costs import JudgeBudget
-    from ..language.experiments import generated_games
+    from ..language.experiments import check_problems, generated_games
 
-    if n < 1:
-        fail(f"--n must be at least 1, not {n}")
+    _check_budget(max_judge_calls)
     with one_line_errors():
+        check_problems(n, "--n")
         rows = asyncio.run(
             generated_games(
                 steps,
@@ -118,28 +129,41 @@ def generated(
 
 @app.command("gsm8k")
 def gsm8k(
-    path: Annotated[Path, typer.Argument(help="example_model_solutions.jsonl or its folder.")],
-    limit: Annotated[int, typer.Option(help="Questions to read (4 solutions each).")] = 50,
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="GSM8K test.jsonl (problems) or example_model_solutions.jsonl, or their "
+            "folder; omit for the demo problems shipped with proofgames.",
+            show_default=False,
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option(help="Questions to read (at least 1).")] = 50,
     protocol: Protocol = "cross-examination",
     judge: Judge = "calculator",
     max_judge_calls: MaxCalls = None,
     json: JsonOption = False,
 ) -> None:
-    """GSM8K model solutions: A defends each, B disputes the first failing step.
+    """GSM8K solutions: A defends each, B disputes the first step the calculator rejects.
 
-    With --json: the summary and every debate, as one JSON object.
+    Model solutions are judged against their is_correct labels; problems give their
+    reference solution (correct) and the same with a slip planted in the last step
+    (wrong).  With --json: the summary and every debate, as one JSON object.
     """
     import asyncio
 
     from ..language.costs import JudgeBudget
     from ..language.experiments import gsm8k_games
 
+    if limit < 1:
+        fail(f"--limit must be at least 1, not {limit}")
+    _check_budget(max_judge_calls)
     with one_line_errors():
         budget = JudgeBudget(max_calls=max_judge_calls)
         rows = asyncio.run(
             gsm8k_games(path, limit=limit, protocol=protocol, judge=judge, budget=budget)
         )
-    _show(f"{protocol} on GSM8K model solutions, judge {judge}", rows, json)
+    source = "the demo problems" if path is None else str(path)
+    _show(f"{protocol} on GSM8K ({source}), judge {judge}", rows, json)
 
 
 @app.command("report")
@@ -151,12 +175,20 @@ def report(
     n: Annotated[int, typer.Option(help="Problems per point (each debated twice).")] = 100,
     figure1_n: Annotated[int, typer.Option(help="Problems per Figure 1 point.")] = 40,
     seed: Seed = 0,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Run the language report's experiments; write results, tables and figures."""
+    from ..language.experiments import check_problems
     from ..language.report import build_report
+    from ..reporting import writing_folder
 
-    if n < 1 or figure1_n < 1:
-        fail("--n and --figure1-n must be at least 1")
     with one_line_errors():
+        check_problems(n, "--n")
+        check_problems(figure1_n, "--figure1-n")
+    inputs = [gsm8k] if gsm8k is not None else []
+    with (
+        one_line_errors(),
+        writing_folder(out, "proofgames language report", overwrite=overwrite, inputs=inputs),
+    ):
         build_report(out, gsm8k, n=n, seed=seed, figure1_n=figure1_n)
     console.print(f"wrote {out}/results.json, tables.md and figures")

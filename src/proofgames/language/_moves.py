@@ -15,7 +15,7 @@ import numpy as np
 
 from .costs import DebateCosts
 from .parsers import parse_model_output
-from .provers import ProverReply
+from .provers import ModelFailed, ProverReply
 from .transcript import ArgumentStep, StepTranscript, TranscriptFormatError, _indices, _string
 
 
@@ -39,6 +39,9 @@ class LanguageOutcome:
         answer: A's final answer, if A committed one.
         disputed_step: The 0-based step the judge was asked about (if one).
         forfeit: The party that forfeited, if any.
+        stopped: Why the run stopped (``accepted`` is ``None``): ``"budget"`` (the judge
+            budget is spent), ``"judge"`` (the judge failed) or ``"model"`` (a prover's
+            model failed); ``None`` otherwise.
         costs: Judge calls, tokens, money.
         judgements: P[yes] of each judge call, in order.
     """
@@ -51,6 +54,7 @@ class LanguageOutcome:
     disputed_step: int | None = None
     forfeit: str | None = None
     costs: DebateCosts = field(default_factory=DebateCosts)
+    stopped: str | None = None
     judgements: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
@@ -58,18 +62,22 @@ class LanguageOutcome:
         return {
             "protocol": self.protocol, "accepted": self.accepted, "winner": self.winner,
             "reason": self.reason, "answer": self.answer, "disputed_step": self.disputed_step,
-            "forfeit": self.forfeit, "costs": self.costs.to_dict(),
+            "forfeit": self.forfeit, "stopped": self.stopped, "costs": self.costs.to_dict(),
             "judgements": list(self.judgements),
         }  # fmt: skip
 
 
 async def move(party: str, call: Awaitable[object], timeout: float, costs: DebateCosts) -> object:
-    """Await one prover move; a raise or a timeout is the party's forfeit."""
+    """Await one prover move; a raise or a timeout is the party's forfeit.
+
+    A :class:`~.provers.ModelFailed` (the model behind the prover failed) passes through:
+    it stops the run.
+    """
     try:
         value = await asyncio.wait_for(call, timeout)
     except asyncio.TimeoutError:
         raise Forfeit(party, f"timed out after {timeout:g} s") from None
-    except Forfeit:
+    except (Forfeit, ModelFailed):
         raise
     except Exception as exc:
         raise Forfeit(party, f"raised {type(exc).__name__}: {exc}") from None

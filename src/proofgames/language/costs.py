@@ -24,9 +24,10 @@ Example:
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
-from ..errors import OracleError, ProofgamesError
+from ..errors import OracleError, ProofgamesError, ProtocolError
 from ..judging import Judgement, StepJudge, StepQuestion
 
 
@@ -78,11 +79,41 @@ class DebateCosts:
 
 @dataclass(frozen=True)
 class JudgeBudget:
-    """Limits on judging for a whole run (``None``: no limit)."""
+    """Limits on judging for a whole run (``None``: no limit).
+
+    Raises:
+        ProtocolError: A limit that is not positive: a budget of nothing measures nothing.
+
+    Example:
+        >>> JudgeBudget(max_calls=0)
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.ProtocolError: max_calls must be a positive int or None (no limit), not 0
+    """
 
     max_calls: int | None = None
     max_input_tokens: int | None = None
     max_cost_usd: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_calls", "max_input_tokens"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ProtocolError(
+                    f"{name} must be a positive int or None (no limit), not {value!r}"
+                )
+        usd = self.max_cost_usd
+        if usd is not None and (
+            isinstance(usd, bool)
+            or not isinstance(usd, (int, float))
+            or not math.isfinite(usd)
+            or usd <= 0
+        ):
+            raise ProtocolError(
+                f"max_cost_usd must be a positive finite number or None (no limit), not {usd!r}"
+            )
 
 
 @dataclass

@@ -3,7 +3,11 @@
 Judges are named by a spec: ``calculator`` (annotations), ``calculator-grounded`` (and operands
 shown in the inputs), ``scripted:E`` (error rate E, reference: the
 exact calculator with operand grounding), or ``model`` (the Inspect model in role
-``judge``; needs the ``language`` extra).  Rates come with 95% Wilson intervals.
+``judge``; needs the ``language`` extra; ``model:NAME`` must name a model Inspect can
+load, checked before any debate).  Rates come with 95% Wilson intervals, over the
+debates that finished: a run stopped by a spent budget keeps its finished debates; a
+judge that fails (a model API error, an answer that is neither yes nor no) stops the run
+with an :class:`~proofgames.errors.OracleError` instead of a measurement.
 
 Example:
     >>> import asyncio
@@ -24,14 +28,14 @@ import numpy as np
 
 from .._seeds import check_seed
 from ..analysis.intervals import wilson_interval
-from ..errors import ProtocolError
+from ..errors import OracleError, ProtocolError
 from ..judging import StepJudge
 from ..stochastic.optimize import optimize_params
 from ._moves import LanguageOutcome
 from .costs import DebateCosts, JudgeBudget, JudgeLedger
 from .figure1 import Figure1Check
 from .generated import generate_chain
-from .gsm8k import load_gsm8k_solutions
+from .gsm8k import load_gsm8k
 from .judges import CalculatorJudge, ScriptedJudge
 from .protocols import bisection, consultancy, cross_examination, whole_transcript
 from .provers import CheckerB, ContrarianB, ProverA, ProverB, ReferenceB, ScriptedA
@@ -53,7 +57,13 @@ def make_judge(spec: str, seed: int) -> StepJudge:
     if spec == "model" or spec.startswith("model:"):
         from .model_judge import ModelJudge  # needs inspect-ai
 
-        return ModelJudge(spec.split(":", 1)[1] if ":" in spec else None)
+        judge = ModelJudge(spec.split(":", 1)[1] if ":" in spec else None)
+        if ":" in spec:  # a named model: load it now, so a bad name measures nothing
+            try:
+                judge.model()
+            except Exception as exc:
+                raise OracleError(f"judge {spec!r} cannot be used: {exc}") from None
+        return judge
     raise ProtocolError(
         f"unknown judge {spec!r}: use calculator, calculator-grounded, scripted:E or model[:NAME]"
     )
@@ -85,9 +95,42 @@ def _row(out: LanguageOutcome, truth: bool, **extra: Any) -> Row:
     }  # fmt: skip
 
 
+#: The most problems one run debates (each twice): about a day of the calculator judge.
+MAX_PROBLEMS = 100_000
+
+
+def check_problems(n: object, name: str = "n") -> int:
+    """Refuse a number of problems that is not an int in ``[1, MAX_PROBLEMS]``.
+
+    Raises:
+        ProtocolError: naming ``name`` and the value.
+
+    Example:
+        >>> check_problems(10**20, "--n")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.ProtocolError: --n must be an int in [1, 100,000] (problems ...
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_PROBLEMS:
+        raise ProtocolError(
+            f"{name} must be an int in [1, {MAX_PROBLEMS:,}] (problems to debate), not {n!r}"
+        )
+    return n
+
+
 def _seeds(seed: int, n: int) -> list[int]:
     check_seed(seed)
+    check_problems(n)
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
+
+
+def _stop_if_failed(out: LanguageOutcome, rows: list[Row]) -> bool:
+    """True when the run must stop here; a failed judge or model is an error, not a measurement."""
+    if out.accepted is not None:
+        return False
+    if out.stopped != "budget":
+        raise OracleError(f"the run stopped in debate {len(rows) + 1}: {out.reason}")
+    return True
 
 
 async def generated_games(
@@ -111,8 +154,9 @@ async def generated_games(
             b: ProverB = ContrarianB(s) if honest else ReferenceB(item.reference)
             ledger = JudgeLedger(j, budget or JudgeBudget(), costs=spent)
             out = await play(protocol, item.task_text, a, b, ledger, s, fig1)
+            stop = _stop_if_failed(out, rows)
             rows.append(_row(out, honest, item=i, steps=steps, error_at=item.error_at))
-            if out.accepted is None:
+            if stop:
                 return rows
     return rows
 
@@ -126,17 +170,20 @@ def _figure1(judge: StepJudge, seed: int) -> Figure1Check:
 
 
 async def gsm8k_games(
-    path: str | Path, *, limit: int | None, protocol: str, judge: str, seed: int = 0,
+    path: str | Path | None, *, limit: int | None, protocol: str, judge: str, seed: int = 0,
     budget: JudgeBudget | None = None,
 ) -> list[Row]:  # fmt: skip
-    """Debate every model solution of the first ``limit`` questions; truth: ``is_correct``.
+    """Debate every solution of the first ``limit`` questions; truth: ``is_correct``.
 
-    A defends the solution as written; B disputes the first step the calculator rejects.
-    A run ``budget`` stops the run as in :func:`generated_games`.
+    ``path``: model solutions or problems (:func:`~.gsm8k.load_gsm8k`); ``None``: the
+    demo problems shipped with proofgames.  A defends the solution as written; B disputes
+    the first step the calculator rejects.  A run ``budget`` stops the run as in
+    :func:`generated_games`.
     """
     rows: list[Row] = []
     spent = DebateCosts()
-    for sol in load_gsm8k_solutions(path, limit):
+    make_judge(judge, seed)  # a judge that cannot be used fails before any debate
+    for sol in load_gsm8k(path, limit):
         meta = {"index": sol.index, "model": sol.model}
         if sol.transcript is None:
             out = LanguageOutcome(
@@ -146,8 +193,9 @@ async def gsm8k_games(
             a, b = ScriptedA(sol.transcript), CheckerB()
             ledger = JudgeLedger(make_judge(judge, seed), budget or JudgeBudget(), costs=spent)
             out = await play(protocol, " ".join(sol.transcript.task), a, b, ledger, seed)
+        stop = _stop_if_failed(out, rows)
         rows.append(_row(out, sol.is_correct, **meta))
-        if out.accepted is None:
+        if stop:
             break
     return rows
 
@@ -164,10 +212,15 @@ def _rate(rows: Sequence[Row], key: str) -> tuple[float, tuple[float, float]]:
 
 
 def summarize(rows: Sequence[Row]) -> dict[str, Any]:
-    """Rates (with intervals) and mean costs over a batch of rows."""
-    true = [r for r in rows if r["truth"]]
-    false = [r for r in rows if not r["truth"]]
-    acc, acc_ci = _rate(rows, "correct")
+    """Rates (with intervals) over the debates that finished, and mean costs over all.
+
+    A debate the run stopped (``accepted`` is ``None``) is counted in ``debates`` and
+    ``stopped`` but in no rate: it measured nothing.
+    """
+    done = [r for r in rows if r["accepted"] is not None]
+    true = [r for r in done if r["truth"]]
+    false = [r for r in done if not r["truth"]]
+    acc, acc_ci = _rate(done, "correct")
     comp, comp_ci = _rate(true, "accepted")
     sound, sound_ci = _rate(false, "accepted")
     return {

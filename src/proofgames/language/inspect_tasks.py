@@ -3,17 +3,19 @@
 Two registered tasks (``inspect eval proofgames/gsm8k_debate`` once installed, or
 ``inspect eval src/proofgames/language/inspect_tasks.py@gsm8k_debate``):
 
-* :func:`gsm8k_debate` -- GSM8K model solutions (``-T path=...``); A defends each
-  solution as written, B is the calculator checker (``prover_b=checker``) or the model in
-  role ``prover_b`` (``prover_b=model``); the judge is ``calculator`` or ``model`` (role
-  ``judge``).  Scored by the verdict against ``is_correct``.
+* :func:`gsm8k_debate` -- GSM8K model solutions or problems (``-T path=...``; without
+  it, the demo problems shipped with proofgames); A defends each solution as written, B
+  is the calculator checker (``prover_b=checker``) or the model in role ``prover_b``
+  (``prover_b=model``); the judge is ``calculator`` or ``model`` (role ``judge``).
+  Scored by the verdict against ``is_correct`` (see :func:`~.gsm8k.load_gsm8k`).
 * :func:`generated_debate` -- the generated ledger task at ``steps`` steps, each problem
   twice (honest A; dishonest A with a planted error), judged by ``calculator``,
   ``scripted:E`` or ``model``.
 
 Each sample's outcome (verdict, reason, costs) is in its metadata and the score's
 explanation; the logs open in ``inspect view``.  Scripted parts make no model calls, so
-``--model none`` is enough for them.
+``--model none`` is enough for them.  A debate the judge could not finish (a model API
+error, an answer that is neither yes nor no) is the sample's error, never a score.
 
 Example:
     >>> t = generated_debate(steps=10, n=2)
@@ -31,11 +33,11 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from proofgames.errors import ProtocolError
+from proofgames.errors import OracleError, ProtocolError
 from proofgames.language.costs import JudgeLedger
 from proofgames.language.experiments import PROTOCOLS, make_judge, play
 from proofgames.language.generated import generate_chain
-from proofgames.language.gsm8k import load_gsm8k_solutions
+from proofgames.language.gsm8k import load_gsm8k
 from proofgames.language.local_model import gguf as _gguf_provider  # noqa: F401  (registers proofgames-gguf)
 from proofgames.language.provers import (
     CheckerB,
@@ -104,8 +106,10 @@ def debate_solver(protocol: str, judge: str, seed: int = 0) -> Solver:
             }  # fmt: skip
         else:
             outcome = await _debate(state.input_text, meta, protocol, judge, seed)
+        if outcome["accepted"] is None:  # the judge failed: no verdict to score
+            raise OracleError(f"the debate did not finish: {outcome['reason']}")
         meta["outcome"] = outcome
-        verdict = {True: "accept", False: "reject", None: "stopped"}[outcome["accepted"]]
+        verdict = "accept" if outcome["accepted"] else "reject"
         state.output = ModelOutput.from_content("proofgames", verdict)
         state.completed = True
         return state
@@ -146,13 +150,13 @@ def judge_tokens() -> Any:
 
 @task
 def gsm8k_debate(
-    path: str, limit: int = 20, protocol: str = "cross-examination", judge: str = "calculator",
-    prover_b: str = "checker", seed: int = 0,
+    path: str | None = None, limit: int = 20, protocol: str = "cross-examination",
+    judge: str = "calculator", prover_b: str = "checker", seed: int = 0,
 ) -> Task:  # fmt: skip
-    """GSM8K model solutions, debated; scored against ``is_correct``."""
+    """GSM8K solutions (``None``: the demo problems), debated; scored against ``is_correct``."""
     _check(protocol, prover_b)
     samples = []
-    for sol in load_gsm8k_solutions(path, limit):
+    for sol in load_gsm8k(path, limit):
         samples.append(
             Sample(
                 id=f"{sol.index}-{sol.model}",
@@ -168,7 +172,7 @@ def gsm8k_debate(
             )
         )
     return Task(
-        dataset=MemoryDataset(samples, name="gsm8k-model-solutions"),
+        dataset=MemoryDataset(samples, name="gsm8k" if path is not None else "gsm8k-demo"),
         solver=debate_solver(protocol, judge, seed),
         scorer=[verdict_scorer(), judge_tokens()],
     )

@@ -10,6 +10,8 @@
 
 Replies carry the tokens and money spent (:class:`~.provers.ProverReply`).  Text that
 is not in the asked format is sent on as it is, and V's checks turn it into a forfeit.
+A model that fails (a raise from the API, or an output carrying an error) raises
+:class:`~.provers.ModelFailed`: the run stops, and no party forfeits for it.
 
 Example:
     >>> "Answer:" in honest_prompt("Tom has 3 apples.")
@@ -23,7 +25,7 @@ import re
 from inspect_ai.model import GenerateConfig, Model, ModelOutput, get_model
 
 from .parsers import MODEL_FORMAT, parse_model_output
-from .provers import ProverReply
+from .provers import ModelFailed, ProverReply
 from .transcript import ArgumentStep, StepTranscript, TranscriptFormatError
 
 
@@ -45,6 +47,19 @@ def _resolve(model: str | Model | None, role: str) -> Model:
     if isinstance(model, Model):
         return model
     return get_model(model, role=role if model is None else None)
+
+
+async def _generate(
+    model: str | Model | None, role: str, prompt: str, config: GenerateConfig
+) -> ModelOutput:
+    """One call to the model in ``role``; its failure is :class:`~.provers.ModelFailed`."""
+    try:
+        out = await _resolve(model, role).generate(prompt, config=config, cache=True)
+    except Exception as exc:
+        raise ModelFailed(f"the {role} model failed: {exc!r}") from None
+    if out.error:
+        raise ModelFailed(f"the {role} model failed: {out.error}")
+    return out
 
 
 def _reply(value: object, output: ModelOutput) -> ProverReply:
@@ -83,7 +98,7 @@ class ModelProverA:
             else dishonest_prompt(task, self.wrong_answer)
         )
         config = GenerateConfig(max_tokens=self.max_tokens, temperature=0.0)
-        out = await _resolve(self._model, "prover_a").generate(prompt, config=config, cache=True)
+        out = await _generate(self._model, "prover_a", prompt, config)
         return _reply(out.completion, out)
 
     async def transcript(self, task: str) -> object:
@@ -111,7 +126,7 @@ class ModelProverB:
 
     async def _ask(self, prompt: str) -> tuple[str, ModelOutput]:
         config = GenerateConfig(max_tokens=self.max_tokens, temperature=0.0)
-        out = await _resolve(self._model, "prover_b").generate(prompt, config=config, cache=True)
+        out = await _generate(self._model, "prover_b", prompt, config)
         return out.completion, out
 
     async def dispute(self, task: str, transcript: StepTranscript) -> object:

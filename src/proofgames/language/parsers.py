@@ -34,11 +34,13 @@ import re
 from fractions import Fraction
 
 from .transcript import (
+    NUMBER,
     ArgumentStep,
     StepTranscript,
     TranscriptFormatError,
     as_number,
     numbers_in,
+    read_number,
     relevant_parts,
     split_sentences,
 )
@@ -61,14 +63,14 @@ def _result(line: str) -> str:
     found = ANNOTATION.findall(line)
     if found:
         return str(found[-1][1]).strip()
-    values = numbers_in(ANNOTATION.sub("", line))
-    return _plain(values[-1]) if values else ""
+    literals = NUMBER.findall(ANNOTATION.sub("", line))
+    return _plain(literals[-1]) if literals else ""
 
 
-def _plain(value: Fraction) -> str:
-    if value.denominator == 1:
-        return str(value.numerator)
-    return format(float(value), "g")
+def _plain(literal: str) -> str:
+    """An integer in its shortest digits; any other number exactly as written."""
+    value = read_number(literal)  # a number too large to read: TranscriptFormatError
+    return str(value.numerator) if value.denominator == 1 else literal.replace(",", "")
 
 
 def _operands(line: str) -> list[Fraction]:
@@ -98,7 +100,8 @@ def parse_gsm8k(question: str, solution: str) -> StepTranscript:
     """Parse a GSM8K-style solution (one step a line, ``<<expr=value>>``, ``A:``/``####``).
 
     Raises:
-        TranscriptFormatError: No final-answer line, no steps, or text too long.
+        TranscriptFormatError: No final-answer line, no steps, text too long, or a
+            number too large to read (:func:`~.transcript.read_number`).
     """
     if not isinstance(question, str) or not isinstance(solution, str):
         raise TranscriptFormatError("a GSM8K question and solution must be strings")

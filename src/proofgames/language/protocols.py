@@ -35,7 +35,7 @@ from ..judging import StepQuestion
 from ._moves import Forfeit, LanguageOutcome, as_index, as_step, as_transcript, move
 from .costs import BudgetExhausted, DebateCosts, JudgeLedger
 from .figure1 import Figure1Check
-from .provers import ProverA, ProverB
+from .provers import ModelFailed, ProverA, ProverB
 from .transcript import ArgumentStep, StepTranscript, count_tokens, same_value
 
 DEFAULT_TIMEOUT = 600.0
@@ -59,6 +59,13 @@ def _ended(out: LanguageOutcome, exc: Exception) -> LanguageOutcome:
         out.accepted = out.winner == "A"
     else:
         out.accepted, out.winner, out.reason = None, None, f"run stopped: {exc}"
+        out.stopped = (
+            "budget"
+            if isinstance(exc, BudgetExhausted)
+            else "model"
+            if isinstance(exc, ModelFailed)
+            else "judge"
+        )
     return out
 
 

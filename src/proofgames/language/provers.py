@@ -8,7 +8,9 @@ it disputes in bisection.  A move may return its value bare or in a
 
 Moves are untrusted: the protocols copy and check what comes back, and a prover that
 raises, times out or answers something malformed forfeits with the reason recorded.
-Model provers (Inspect models with these roles) are in :mod:`.model_provers`.
+Model provers (Inspect models with these roles) are in :mod:`.model_provers`; when the
+model behind one fails (an API error), the prover raises :class:`ModelFailed`, which
+stops the run instead: no party is blamed and nothing is measured.
 
 Example:
     >>> import asyncio
@@ -26,8 +28,13 @@ from typing import Protocol
 
 import numpy as np
 
+from ..errors import OracleError
 from .judges import CalculatorJudge
 from .transcript import ArgumentStep, StepTranscript, same_value
+
+
+class ModelFailed(OracleError):
+    """The model behind a prover failed (e.g. its API): the run stops, no one forfeits."""
 
 
 @dataclass(frozen=True)

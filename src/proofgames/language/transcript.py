@@ -43,7 +43,10 @@ MAX_STEPS = 5_000
 """The longest transcript accepted (steps)."""
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+|[^\sA-Za-z0-9]")
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
+NUMBER = re.compile(r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?")
+"""A number literal as read in text: digits with thousands commas, decimals, a power of ten."""
+MAX_DIGITS = 1_000
+"""The longest number read (digits), and the largest power of ten it may carry (``1e1000``)."""
 
 
 class TranscriptFormatError(ProofgamesError, ValueError):
@@ -55,27 +58,79 @@ def count_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))
 
 
+def read_number(literal: str) -> Fraction:
+    """The exact value of one number literal (``1,000``, ``-0.5``, ``.5``, ``2.5e3``).
+
+    Raises:
+        TranscriptFormatError: Not a number literal, or one too large to read exactly
+            (more than :data:`MAX_DIGITS` digits, or a power of ten beyond it).
+
+    Example:
+        >>> read_number("2.5e3"), read_number("1e-2")
+        (Fraction(2500, 1), Fraction(1, 100))
+        >>> read_number("1e99999")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        proofgames.language.transcript.TranscriptFormatError: the number '1e99999' is too large...
+    """
+    if not isinstance(literal, str) or NUMBER.fullmatch(literal) is None:
+        raise TranscriptFormatError(f"{literal!r} is not a number")
+    mantissa, _, exponent = literal.replace(",", "").lower().partition("e")
+    digits = sum(c.isdigit() for c in mantissa)
+    power = exponent.lstrip("+-").lstrip("0")
+    if digits > MAX_DIGITS or len(power) > len(str(MAX_DIGITS)) or int(power or 0) > MAX_DIGITS:
+        shown = literal if len(literal) <= 24 else f"{literal[:20]}...{literal[-4:]}"
+        raise TranscriptFormatError(
+            f"the number {shown!r} is too large to read (more than {MAX_DIGITS:,} digits "
+            f"or a power of ten beyond 1e{MAX_DIGITS})"
+        )
+    return Fraction(literal.replace(",", ""))
+
+
 def as_number(text: str) -> Fraction | None:
-    """Read a number written like ``18``, ``$1,000``, ``0.5`` or ``-3``; ``None`` if none.
+    """Read the first number written in ``text`` (``18``, ``$1,000``, ``0.5``, ``-3``, ``1e3``).
+
+    ``None`` if there is none.
+
+    Raises:
+        TranscriptFormatError: The number is too large to read (:func:`read_number`).
 
     Example:
         >>> as_number("$1,000.50"), as_number("many")
         (Fraction(2001, 2), None)
     """
-    match = _NUMBER.search(text)
+    match = NUMBER.search(text)
     if match is None:
         return None
-    return Fraction(match.group(0).replace(",", ""))
+    return read_number(match.group(0))
 
 
 def numbers_in(text: str) -> list[Fraction]:
-    """Every number written in ``text``, in order (commas as thousands separators)."""
-    return [Fraction(m.group(0).replace(",", "")) for m in _NUMBER.finditer(text)]
+    """Every number written in ``text``, in order (commas as thousands separators).
+
+    Raises:
+        TranscriptFormatError: A number is too large to read (:func:`read_number`).
+
+    Example:
+        >>> numbers_in("3 boxes of 1,000 pens, 2.5e2 each")
+        [Fraction(3, 1), Fraction(1000, 1), Fraction(250, 1)]
+    """
+    return [read_number(m.group(0)) for m in NUMBER.finditer(text)]
 
 
 def same_value(a: str, b: str) -> bool:
-    """True when two answers are the same number, or (not numbers) the same words."""
-    x, y = as_number(a), as_number(b)
+    """True when two answers are the same number, or (not numbers) the same words.
+
+    A number too large to read (:func:`read_number`) is compared as it is written.
+
+    Example:
+        >>> same_value("$1,000", "1000.0"), same_value("1" * 2000, "1" * 2000)
+        (True, True)
+    """
+    try:
+        x, y = as_number(a), as_number(b)
+    except TranscriptFormatError:
+        x = y = None
     if x is not None and y is not None:
         return x == y
     return " ".join(a.lower().split()) == " ".join(b.lower().split())

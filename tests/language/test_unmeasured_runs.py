@@ -1,0 +1,137 @@
+"""Experiments that never ran are errors, not measurements (issue 34, item 6)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proofgames.errors import OracleError, ProtocolError
+from proofgames.judging import Judgement, StepQuestion
+from proofgames.language import experiments
+from proofgames.language.costs import JudgeBudget
+from proofgames.language.experiments import generated_games, summarize
+from proofgames.language.judges import CallbackJudge
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [
+        {"max_calls": 0},
+        {"max_calls": -1},
+        {"max_calls": True},
+        {"max_input_tokens": 0},
+        {"max_cost_usd": 0.0},
+        {"max_cost_usd": -1.0},
+        {"max_cost_usd": math.nan},
+    ],
+)
+def test_a_judge_budget_of_nothing_is_refused(limits: dict[str, Any]) -> None:
+    # at HEAD such a budget was accepted; the run "stopped" before its first debate and
+    # was summarized as completeness 0.000, measured
+    with pytest.raises(ProtocolError, match="must be a positive"):
+        JudgeBudget(**limits)
+
+
+def test_a_stopped_debate_is_in_no_rate() -> None:
+    # at HEAD a debate the budget stopped counted as a rejection in every rate
+    rows: list[dict[str, Any]] = [
+        {"truth": True, "accepted": True, "correct": True, "judge_calls": 1,
+         "judge_input_tokens": 10, "prover_tokens": 0},
+        {"truth": True, "accepted": None, "correct": False, "judge_calls": 0,
+         "judge_input_tokens": 0, "prover_tokens": 0},
+    ]  # fmt: skip
+    s = summarize(rows)
+    assert s["debates"] == 2 and s["stopped"] == 1
+    assert s["completeness"] == 1.0 and s["accuracy"] == 1.0
+    assert math.isnan(s["soundness_error"])
+
+
+def test_a_model_judge_that_cannot_be_loaded_fails_before_any_debate() -> None:
+    pytest.importorskip("inspect_ai", reason="needs the 'language' extra (inspect-ai)")
+    # at HEAD: one "stopped" debate, summarized as completeness 0.000 (measured)
+    with pytest.raises(OracleError, match="'model:nonexistent/model' cannot be used"):
+        asyncio.run(
+            generated_games(10, 2, seed=0, protocol="bisection", judge="model:nonexistent/model")
+        )
+    with pytest.raises(OracleError, match="cannot be used"):
+        asyncio.run(
+            experiments.gsm8k_games(
+                None, limit=1, protocol="bisection", judge="model:nonexistent/model"
+            )
+        )
+
+
+def test_a_judge_failing_mid_run_is_an_error_not_a_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    # at HEAD the run returned its rows, the failed debate among them as a rejection
+    calls = 0
+
+    async def flaky(question: StepQuestion) -> Judgement:
+        nonlocal calls
+        calls += 1
+        if calls > 3:
+            raise ConnectionError("the judge's API is down")
+        return Judgement(p_yes=1.0)
+
+    monkeypatch.setattr(experiments, "make_judge", lambda spec, seed: CallbackJudge(flaky))
+    with pytest.raises(OracleError, match=r"stopped in debate 4: .*API is down"):
+        asyncio.run(generated_games(10, 5, seed=0, protocol="bisection", judge="calculator"))
+    calls = 0
+    with pytest.raises(OracleError, match="API is down"):
+        asyncio.run(
+            experiments.gsm8k_games(None, limit=None, protocol="bisection", judge="calculator")
+        )
+
+
+def test_a_prover_model_failing_stops_the_debate_without_a_forfeit() -> None:
+    pytest.importorskip("inspect_ai", reason="needs the 'language' extra (inspect-ai)")
+    from inspect_ai.model import get_model
+
+    from proofgames.language.costs import JudgeLedger
+    from proofgames.language.generated import generate_chain
+    from proofgames.language.judges import CalculatorJudge
+    from proofgames.language.model_provers import ModelProverB
+    from proofgames.language.protocols import cross_examination
+    from proofgames.language.provers import ScriptedA
+
+    def down(*args: Any) -> Any:
+        raise ConnectionError("the prover's API is down")
+
+    # at HEAD the failure was B's forfeit: the dishonest A was accepted, a measured win
+    b = ModelProverB(get_model("mockllm/model", custom_outputs=down, memoize=False))
+    item = generate_chain(10, seed=0)
+    out = asyncio.run(
+        cross_examination(
+            item.task_text, ScriptedA(item.dishonest), b, JudgeLedger(CalculatorJudge())
+        )
+    )
+    assert out.accepted is None and out.forfeit is None and out.stopped == "model"
+    assert "API is down" in out.reason
+
+
+def test_an_inspect_sample_whose_judge_failed_is_an_error_not_a_score(tmp_path: Path) -> None:
+    pytest.importorskip("inspect_ai", reason="needs the 'language' extra (inspect-ai)")
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from proofgames.language.inspect_tasks import gsm8k_debate
+
+    def maybe(*args: Any) -> ModelOutput:
+        out = ModelOutput.from_content("mock", "maybe")
+        out.usage = ModelUsage(input_tokens=5, output_tokens=1, total_tokens=6)
+        return out
+
+    # at HEAD each sample was scored, verdict "stopped", as a wrong answer
+    judge = get_model("mockllm/model", custom_outputs=maybe, memoize=False)
+    (log,) = inspect_eval(
+        gsm8k_debate(limit=1, judge="model"),
+        model="none/none",
+        model_roles={"judge": judge},
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert log.status == "error" and log.error is not None
+    assert "did not finish" in log.error.message and "not yes or no" in log.error.message
