@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from ..errors import OracleError
 from ..judging import StepQuestion
-from ._moves import Forfeit, LanguageOutcome, as_index, as_step, as_transcript, move
+from ._moves import Forfeit, LanguageOutcome, as_index, as_step, as_transcript, move, shown
 from .costs import BudgetExhausted, DebateCosts, JudgeLedger
 from .figure1 import Figure1Check
 from .provers import ModelFailed, ProverA, ProverB
@@ -70,7 +70,7 @@ def _ended(out: LanguageOutcome, exc: Exception) -> LanguageOutcome:
 
 
 async def _commit(a: ProverA, task: str, timeout: float, out: LanguageOutcome) -> StepTranscript:
-    transcript = as_transcript(await move("A", a.transcript(task), timeout, out.costs), task)
+    transcript = as_transcript(await move("A", a, "transcript", (task,), timeout, out.costs), task)
     out.answer = transcript.answer
     out.costs.verifier_read_tokens += count_tokens(transcript.steps[-1].result + transcript.answer)
     if not transcript.answer_supported():
@@ -86,9 +86,8 @@ async def cross_examination(
     out = LanguageOutcome("cross-examination", None, None, "")
     try:
         transcript = await _commit(a, task, timeout, out)
-        t = as_index(
-            await move("B", b.dispute(task, transcript), timeout, out.costs), len(transcript)
-        )
+        named = await move("B", b, "dispute", (task, transcript.copy()), timeout, out.costs)
+        t = as_index(named, len(transcript))
         if t is None:
             out.accepted, out.winner, out.reason = True, "A", "B conceded"
             return out
@@ -96,7 +95,9 @@ async def cross_examination(
         for s in (t, *transcript.steps[t].uses):
             for _ in range(copies):
                 said = as_step(
-                    await move("A", a.step(task, s), timeout, out.costs), s, len(transcript.task)
+                    await move("A", a, "step", (task, s), timeout, out.costs),
+                    s,
+                    len(transcript.task),
                 )
                 if said != transcript.steps[s]:
                     raise Forfeit("A", f"a copy restated step {s + 1} differently")
@@ -117,7 +118,7 @@ class _Copies:
 
     async def get(self, t: int) -> ArgumentStep:
         step = as_step(
-            await move("A", self.a.step(self.task, t), self.timeout, self.costs), t, self.parts
+            await move("A", self.a, "step", (self.task, t), self.timeout, self.costs), t, self.parts
         )
         if self.said.setdefault(t, step) != step:
             raise Forfeit("A", f"copies restated step {t + 1} differently")
@@ -142,9 +143,9 @@ async def bisection(
         while hi - lo > 1:
             mid = (lo + hi) // 2
             said = await copies.get(mid)
-            half = await move("B", b.half(task, mid, said), timeout, out.costs)
+            half = await move("B", b, "half", (task, mid, said), timeout, out.costs)
             if half not in ("first", "second"):
-                raise Forfeit("B", f"answered {half!r}, not 'first' or 'second'")
+                raise Forfeit("B", f"answered {shown(half)}, not 'first' or 'second'")
             lo, hi = (lo, mid) if half == "first" else (mid, hi)
         step = await copies.get(hi)
         premises = [await copies.get(u) for u in step.uses]

@@ -183,7 +183,8 @@ class StepTranscript:
         if not isinstance(self.task, tuple) or not all(isinstance(p, str) for p in self.task):
             raise TranscriptFormatError(f"task must be a tuple of strings, not {self.task!r}")
         if not isinstance(self.answer, str):
-            raise TranscriptFormatError(f"answer must be a string, not {self.answer!r}")
+            raise TranscriptFormatError(f"answer must be a string, not {type(self.answer)}")
+        _within(self.answer, "the answer")
         if not isinstance(self.steps, tuple) or not 1 <= len(self.steps) <= MAX_STEPS:
             raise TranscriptFormatError(f"a transcript needs 1 to {MAX_STEPS:,} steps")
         for t, step in enumerate(self.steps):
@@ -192,11 +193,17 @@ class StepTranscript:
                 raise TranscriptFormatError(f"{where} is not an ArgumentStep: {step!r}")
             if not isinstance(step.text, str) or not isinstance(step.result, str):
                 raise TranscriptFormatError(f"{where}: text and result must be strings")
+            _within(step.text, f"{where} text")
+            _within(step.result, f"{where} result")
             _indices("uses", step.uses, t, where)
             _indices("task_parts", step.task_parts, len(self.task), where)
 
     def __len__(self) -> int:
         return len(self.steps)
+
+    def copy(self) -> StepTranscript:
+        """A new transcript equal to this one (what V hands a party: never its own)."""
+        return StepTranscript.from_dict(self.to_dict())
 
     def question(self, t: int, prompt: str = DEFAULT_PROMPT) -> StepQuestion:
         """What a judge sees about step ``t`` (0-based): it, its relevant steps, its task parts."""
@@ -288,8 +295,17 @@ class StepTranscript:
 
 def _string(value: object, what: str) -> str:
     if not isinstance(value, str):
-        raise TranscriptFormatError(f"{what} must be a string, not {value!r}")
-    return value
+        raise TranscriptFormatError(f"{what} must be a string, not {type(value).__name__}")
+    return _within(str(value), what)
+
+
+def _within(text: str, what: str) -> str:
+    """``text`` if a judge can read it in one question field (:data:`MAX_TEXT_CHARS`)."""
+    if len(text) > MAX_TEXT_CHARS:
+        raise TranscriptFormatError(
+            f"{what} has {len(text):,} characters, over the limit of {MAX_TEXT_CHARS:,}"
+        )
+    return text
 
 
 def question_tokens(question: StepQuestion) -> int:
