@@ -65,8 +65,10 @@ def test_a_model_judge_that_cannot_be_loaded_fails_before_any_debate() -> None:
         )
 
 
-def test_a_judge_failing_mid_run_is_an_error_not_a_rate(monkeypatch: pytest.MonkeyPatch) -> None:
-    # at HEAD the run returned its rows, the failed debate among them as a rejection
+def test_a_judge_failing_mid_run_stops_its_debates_in_no_rate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # at HEAD~ the run returned its rows, the failed debates among them as rejections
     calls = 0
 
     async def flaky(question: StepQuestion) -> Judgement:
@@ -77,10 +79,11 @@ def test_a_judge_failing_mid_run_is_an_error_not_a_rate(monkeypatch: pytest.Monk
         return Judgement(p_yes=1.0)
 
     monkeypatch.setattr(experiments, "make_judge", lambda spec, seed: CallbackJudge(flaky))
-    with pytest.raises(OracleError, match=r"stopped in debate 4: .*API is down"):
-        asyncio.run(generated_games(10, 5, seed=0, protocol="bisection", judge="calculator"))
-    calls = 0
-    with pytest.raises(OracleError, match="API is down"):
+    rows = asyncio.run(generated_games(10, 5, seed=0, protocol="bisection", judge="calculator"))
+    assert [r["stopped"] for r in rows] == [None] * 3 + ["judge"] * 7
+    assert "API is down" in rows[3]["reason"] and summarize(rows)["stopped"] == 7
+    calls = 3  # down from the start: nothing measured is an error, not a rate
+    with pytest.raises(OracleError, match=r"no debate finished: .*API is down"):
         asyncio.run(
             experiments.gsm8k_games(None, limit=None, protocol="bisection", judge="calculator")
         )
@@ -135,3 +138,40 @@ def test_an_inspect_sample_whose_judge_failed_is_an_error_not_a_score(tmp_path: 
     )
     assert log.status == "error" and log.error is not None
     assert "did not finish" in log.error.message and "not yes or no" in log.error.message
+
+
+class _FailingEvery:
+    """The calculator judge, failing on every ``k``-th question (an unsure model, an outage)."""
+
+    def __init__(self, k: int) -> None:
+        from proofgames.language.judges import CalculatorJudge
+
+        self.inner, self.k, self.calls, self.name = CalculatorJudge(), k, 0, "flaky"
+
+    async def judge(self, question: Any) -> Any:
+        self.calls += 1
+        if self.calls % self.k == 0:
+            raise RuntimeError("the judge could not answer")
+        return await self.inner.judge(question)
+
+
+def test_one_stopped_debate_is_counted_and_never_ends_the_batch(monkeypatch) -> None:
+    """Issue 35: one debate its judge stopped ended the whole run (an error, exit 2)."""
+    import asyncio
+
+    from proofgames.language import experiments
+
+    flaky = _FailingEvery(3)  # one judge for the run: its 3rd, 6th, ... questions fail
+    monkeypatch.setattr(experiments, "make_judge", lambda spec, seed: flaky)
+    rows = asyncio.run(
+        experiments.generated_games(12, 6, seed=1, protocol="bisection", judge="calculator")
+    )
+    summary = experiments.summarize(rows)
+    assert summary["debates"] == 12 and summary["stopped"] == 4
+    assert {r["stopped"] for r in rows if r["accepted"] is None} == {"judge"}
+    down = _FailingEvery(1)
+    monkeypatch.setattr(experiments, "make_judge", lambda spec, seed: down)
+    with pytest.raises(OracleError, match="no debate finished: all 12 stopped"):
+        asyncio.run(
+            experiments.generated_games(12, 6, seed=1, protocol="bisection", judge="calculator")
+        )

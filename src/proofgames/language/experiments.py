@@ -92,6 +92,7 @@ def _row(out: LanguageOutcome, truth: bool, **extra: Any) -> Row:
         "judge_calls": c.judge_calls, "judge_input_tokens": c.judge_input_tokens,
         "prover_tokens": c.prover_input_tokens + c.prover_output_tokens,
         "cost_usd": c.cost_usd, "reason": out.reason, "disputed_step": out.disputed_step,
+        "stopped": out.stopped,
     }  # fmt: skip
 
 
@@ -125,12 +126,25 @@ def _seeds(seed: int, n: int) -> list[int]:
 
 
 def _stop_if_failed(out: LanguageOutcome, rows: list[Row]) -> bool:
-    """True when the run must stop here; a failed judge or model is an error, not a measurement."""
-    if out.accepted is not None:
-        return False
-    if out.stopped != "budget":
-        raise OracleError(f"the run stopped in debate {len(rows) + 1}: {out.reason}")
-    return True
+    """True when the run must stop here: the judge budget of the whole run is spent.
+
+    A debate its judge or a prover's model stopped is counted (its row has ``accepted``
+    ``None`` and says why) and the batch goes on: one stopped debate never ends a batch.
+    """
+    return out.accepted is None and out.stopped == "budget"
+
+
+def _measured(rows: list[Row]) -> list[Row]:
+    """``rows``, if at least one debate finished; a run that measured nothing is an error.
+
+    Raises:
+        OracleError: every debate stopped (naming how many, and the first one's reason).
+    """
+    if rows and all(r["accepted"] is None for r in rows):
+        raise OracleError(
+            f"no debate finished: all {len(rows)} stopped (the first: {rows[0]['reason']})"
+        )
+    return rows
 
 
 async def generated_games(
@@ -157,8 +171,8 @@ async def generated_games(
             stop = _stop_if_failed(out, rows)
             rows.append(_row(out, honest, item=i, steps=steps, error_at=item.error_at))
             if stop:
-                return rows
-    return rows
+                return _measured(rows)
+    return _measured(rows)
 
 
 def _figure1(judge: StepJudge, seed: int) -> Figure1Check:
@@ -197,7 +211,7 @@ async def gsm8k_games(
         rows.append(_row(out, sol.is_correct, **meta))
         if stop:
             break
-    return rows
+    return _measured(rows)
 
 
 def _rate(rows: Sequence[Row], key: str) -> tuple[float, tuple[float, float]]:
