@@ -158,6 +158,9 @@ def test_a_parallel_executor_needs_machine_specs():
             "needs the dask executor",
         ),
         (["pvg", "reproduce", "--executor", "x", "--profile", "smoke"], "unknown executor"),
+        # issue 34: 100,000 local processes were started (the command never returned)
+        (["estimate", "--workers", "100000"], "workers = 100,000 is over the limit"),
+        (["report", "--workers", "100000", "--out", "r"], "workers = 100,000 is over the limit"),
     ],
 )
 def test_bad_executor_options_are_one_line_refusals(args, named, tmp_path, monkeypatch):

@@ -96,6 +96,16 @@ def scheduler_address(scheduler: str | None) -> str | None:
     return scheduler or os.environ.get(SCHEDULER_ENV) or None
 
 
+def max_local_workers() -> int:
+    """The most worker processes a local pool starts: 4 per core, and at least 8.
+
+    Example:
+        >>> max_local_workers() >= 8
+        True
+    """
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
 def check_executor(kind: str, workers: int = 1, scheduler: str | None = None) -> None:
     """Refuse, before any work, an executor that cannot be made.
 
@@ -113,6 +123,12 @@ def check_executor(kind: str, workers: int = 1, scheduler: str | None = None) ->
         raise ExecutorError(f"unknown executor {kind!r}; choose {' or '.join(EXECUTORS)}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ExecutorError(f"workers must be a positive integer, got {workers!r}")
+    if kind != "dask" and workers > (most := max_local_workers()):
+        raise ExecutorError(
+            f"workers = {workers:,} is over the limit of {most:,} local processes on this "
+            f"machine ({os.cpu_count() or 1} cores); a cluster's workers come from its "
+            "scheduler (--executor dask)"
+        )
     if kind != "dask":
         if scheduler is not None:
             raise ExecutorError(
