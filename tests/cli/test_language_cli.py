@@ -102,27 +102,33 @@ def test_a_run_that_cannot_measure_anything_is_refused_before_it_starts(
     assert "measured" not in out
 
 
-def test_a_judge_failing_mid_run_exits_2_without_a_summary(
+def test_a_judge_failing_mid_run_is_counted_and_a_run_that_measured_nothing_exits_2(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from proofgames.judging import Judgement, StepQuestion
     from proofgames.language import experiments
     from proofgames.language.judges import CallbackJudge
 
-    calls = 0
+    calls, works = 0, 2
 
     async def flaky(question: StepQuestion) -> Judgement:
         nonlocal calls
         calls += 1
-        if calls > 2:
+        if calls > works:
             raise ConnectionError("the judge's API is down")
         return Judgement(p_yes=1.0)
 
     monkeypatch.setattr(experiments, "make_judge", lambda spec, seed: CallbackJudge(flaky))
-    code, out, err = run_cli(capsys, "language", "generated", "--steps", "10", "--n", "3")
-    # at HEAD: a warning, then the summary table as measured rates, exit 0
-    assert code == 2 and "API is down" in err and len(err.strip().splitlines()) == 1
-    assert out == ""
+    args = ("language", "generated", "--steps", "10", "--n", "3", "--json")
+    code, out, err = run_cli(capsys, *args)
+    # issue 35: one stopped debate never ends a batch; it is counted, in no rate
+    assert code == 0, err
+    summary = json.loads(out)["summary"]
+    assert summary["debates"] == 6 and summary["stopped"] == 4
+    calls, works = 0, 0  # down from the start: nothing measured (at HEAD~: exit 0, rates)
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2 and "no debate finished" in err and "API is down" in err
+    assert len(err.strip().splitlines()) == 1 and out == ""
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,9 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -41,9 +43,51 @@ MaxCalls = Annotated[
     ),
 ]
 Judge = Annotated[
-    str,
+    str | None,
     typer.Option(
-        help="calculator, calculator-grounded, scripted:E, or model:NAME (an Inspect model)."
+        help="calculator, calculator-grounded, scripted:E, or model:NAME (an Inspect model). "
+        "Default: calculator-grounded under bisection, calculator otherwise.",
+        show_default=False,
+    ),
+]
+JudgeMinMass = Annotated[
+    float | None,
+    typer.Option(
+        help="Model judge: the least yes/no probability mass, in (0, 1], a reading needs; "
+        "below it the judge failed and the run stops.  [default: 0.5]",
+        show_default=False,
+    ),
+]
+JudgeMaxTokens = Annotated[
+    int | None,
+    typer.Option(
+        help="Model judge: the cap on output tokens.  [default: 1, or 1024 with --judge-reason]",
+        show_default=False,
+    ),
+]
+JudgeReason = Annotated[
+    bool | None,
+    typer.Option(
+        "--judge-reason/--no-judge-reason",
+        help="Model judge: let the model reason, then read its last 'Answer: yes|no' line.  "
+        "[default: no]",
+        show_default=False,
+    ),
+]
+JudgePrompt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Model judge: a prompt template file (UTF-8; fields {task}, {premises}, {step}, "
+        "{question}, {instruction}; {step} required).",
+        show_default=False,
+    ),
+]
+JudgeLogprobs = Annotated[
+    bool | None,
+    typer.Option(
+        "--judge-logprobs/--no-judge-logprobs",
+        help="Model judge: ask for log-probabilities (off: P[yes] from the text).  [default: on]",
+        show_default=False,
     ),
 ]
 ReportFolder = Annotated[Path, typer.Option(help="Folder for results.json, tables.md, figures.")]
@@ -75,6 +119,63 @@ def _check_budget(max_judge_calls: int | None) -> None:
         fail(f"--max-judge-calls must be at least 1 (omit it for no limit), not {max_judge_calls}")
 
 
+class _JudgeSetup:
+    """The judge spec a run uses, and the model judge's options (``None``: not a model)."""
+
+    def __init__(self, spec: str, config: Any) -> None:
+        self.spec, self.config = spec, config
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        """Model judges built inside take these options."""
+        if self.config is None:
+            yield
+            return
+        from ..language.model_judge import use_judge_config
+
+        with use_judge_config(self.config):
+            yield
+
+
+def _judge_setup(
+    judge: str | None, protocol: str, min_mass: float | None, max_tokens: int | None,
+    reason: bool | None, prompt: Path | None, logprobs: bool | None,
+) -> _JudgeSetup:  # fmt: skip
+    """The judge spec (the protocol's default when none is given) and its checked options."""
+    from ..language.judges import default_judge
+
+    spec = default_judge(protocol) if judge is None else judge
+    given = {
+        "--judge-min-mass": min_mass, "--judge-max-tokens": max_tokens,
+        "--judge-reason": reason, "--judge-prompt": prompt, "--judge-logprobs": logprobs,
+    }  # fmt: skip
+    is_model = spec == "model" or spec.startswith("model:")
+    if not is_model:
+        named = [k for k, v in given.items() if v is not None]
+        if named:
+            fail(f"{named[0]} applies to a model judge only (--judge model:NAME), not {spec!r}")
+        return _JudgeSetup(spec, None)
+    if spec == "model" or not spec.partition(":")[2].strip():
+        fail(
+            "--judge model needs a model name on the command line: model:NAME "
+            "(e.g. model:openai/gpt-4o-mini); the judge role is for Inspect tasks"
+        )
+    with one_line_errors():
+        from ..language import model_judge as mj
+
+        mj.check_min_mass(mj.DEFAULT_MIN_MASS if min_mass is None else min_mass, "--judge-min-mass")
+        if max_tokens is not None:
+            mj.check_max_tokens(max_tokens, "--judge-max-tokens")
+        config = mj.ModelJudgeConfig(
+            min_mass=mj.DEFAULT_MIN_MASS if min_mass is None else min_mass,
+            max_tokens=max_tokens,
+            reason_then_answer=bool(reason),
+            prompt=mj.DEFAULT_PROMPT_TEMPLATE if prompt is None else mj.load_prompt(prompt),
+            logprobs=True if logprobs is None else logprobs,
+        )
+    return _JudgeSetup(spec, config)
+
+
 def _show(title: str, rows: list[dict[str, Any]], as_json: bool) -> None:
     """Print a run's summary (and, with ``--json``, every debate); warn if it stopped early."""
     from ..language.experiments import summarize
@@ -95,11 +196,16 @@ def generated(
     steps: Annotated[int, typer.Option(help="Steps per transcript (2 to 5000).")] = 100,
     n: Annotated[int, typer.Option(help="Problems (each debated twice).")] = 20,
     protocol: Protocol = "cross-examination",
-    judge: Judge = "calculator",
+    judge: Judge = None,
     figure1: Annotated[bool, typer.Option(help="Decide the disputed step by Figure 1.")] = False,
     seed: Seed = 0,
     max_judge_calls: MaxCalls = None,
     json: JsonOption = False,
+    judge_min_mass: JudgeMinMass = None,
+    judge_max_tokens: JudgeMaxTokens = None,
+    judge_reason: JudgeReason = None,
+    judge_prompt: JudgePrompt = None,
+    judge_logprobs: JudgeLogprobs = None,
 ) -> None:
     """The generated ledger task: honest A vs contrarian B, dishonest A vs honest B.
 
@@ -111,7 +217,11 @@ def generated(
     from ..language.experiments import check_problems, generated_games
 
     _check_budget(max_judge_calls)
-    with one_line_errors():
+    setup = _judge_setup(
+        judge, protocol, judge_min_mass, judge_max_tokens, judge_reason, judge_prompt,
+        judge_logprobs,
+    )  # fmt: skip
+    with one_line_errors(), setup.active():
         check_problems(n, "--n")
         rows = asyncio.run(
             generated_games(
@@ -119,12 +229,12 @@ def generated(
                 n,
                 seed=seed,
                 protocol=protocol,
-                judge=judge,
+                judge=setup.spec,
                 figure1=figure1,
                 budget=JudgeBudget(max_calls=max_judge_calls),
             )
         )
-    _show(f"{protocol} on the generated task, {steps} steps, judge {judge}", rows, json)
+    _show(f"{protocol} on the generated task, {steps} steps, judge {setup.spec}", rows, json)
 
 
 @app.command("gsm8k")
@@ -139,9 +249,14 @@ def gsm8k(
     ] = None,
     limit: Annotated[int, typer.Option(help="Questions to read (at least 1).")] = 50,
     protocol: Protocol = "cross-examination",
-    judge: Judge = "calculator",
+    judge: Judge = None,
     max_judge_calls: MaxCalls = None,
     json: JsonOption = False,
+    judge_min_mass: JudgeMinMass = None,
+    judge_max_tokens: JudgeMaxTokens = None,
+    judge_reason: JudgeReason = None,
+    judge_prompt: JudgePrompt = None,
+    judge_logprobs: JudgeLogprobs = None,
 ) -> None:
     """GSM8K solutions: A defends each, B disputes the first step the calculator rejects.
 
@@ -157,13 +272,17 @@ def gsm8k(
     if limit < 1:
         fail(f"--limit must be at least 1, not {limit}")
     _check_budget(max_judge_calls)
-    with one_line_errors():
+    setup = _judge_setup(
+        judge, protocol, judge_min_mass, judge_max_tokens, judge_reason, judge_prompt,
+        judge_logprobs,
+    )  # fmt: skip
+    with one_line_errors(), setup.active():
         budget = JudgeBudget(max_calls=max_judge_calls)
         rows = asyncio.run(
-            gsm8k_games(path, limit=limit, protocol=protocol, judge=judge, budget=budget)
+            gsm8k_games(path, limit=limit, protocol=protocol, judge=setup.spec, budget=budget)
         )
     source = "the demo problems" if path is None else str(path)
-    _show(f"{protocol} on GSM8K ({source}), judge {judge}", rows, json)
+    _show(f"{protocol} on GSM8K ({source}), judge {setup.spec}", rows, json)
 
 
 @app.command("report")

@@ -17,6 +17,17 @@ Inspect model, P[yes] from log-probabilities) is in :mod:`.model_judge`, which n
 * :class:`CallbackJudge` wraps an ``async`` function: the interface a human judge (the
   judge server of the issue "Human judges") implements.
 
+A judge that cannot answer raises :class:`JudgeFailed` (an
+:class:`~proofgames.errors.OracleError`): the run stops as ``"judge"``, no party forfeits
+and nothing is measured.
+
+:func:`default_judge` names the judge a protocol uses when none is given: the grounded
+calculator under bisection, the calculator otherwise.  Under bisection V never reads A's
+transcript, so a dishonest A can let its independent copies quietly "fix" the wrong step
+(restate it with an operand that makes its arithmetic true but that appears nowhere in
+what it reads); the calculator, blind to where operands come from, accepts that step,
+and the grounded calculator rejects it.
+
 Example:
     >>> import asyncio
     >>> from proofgames.judging import StepQuestion
@@ -48,6 +59,24 @@ from .transcript import (
     read_number,
     whole_layout,
 )
+
+DEFAULT_JUDGES = {"bisection": "calculator-grounded"}
+"""The judge spec each protocol uses by default; any other protocol: ``calculator``."""
+
+
+class JudgeFailed(OracleError):
+    """The judge failed (not a verdict): the run stops as ``"judge"``; the message says why."""
+
+
+def default_judge(protocol: str) -> str:
+    """The judge spec ``protocol`` uses when none is given.
+
+    Example:
+        >>> default_judge("bisection"), default_judge("cross-examination")
+        ('calculator-grounded', 'calculator')
+    """
+    return DEFAULT_JUDGES.get(protocol, "calculator")
+
 
 _OPS: dict[type[ast.AST], Callable[[Fraction, Fraction], Fraction]] = {
     ast.Add: operator.add,
