@@ -39,6 +39,12 @@ from .test_parsers import GSM8K, needs_gsm8k
 USAGE = ModelUsage(input_tokens=50, output_tokens=1, total_tokens=51, total_cost=0.001)
 
 
+@pytest.fixture(autouse=True)
+def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inspect's model cache in a fresh folder: another test's mock must not answer here."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "inspect-cache"))
+
+
 def reply(text: str, yes: float | None = None) -> ModelOutput:
     """A scripted reply; with ``yes``, first-token log-probabilities giving P[yes] = yes."""
     logprobs = None
