@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._seeds import check_seed
+from ..errors import ProofgamesError
+from ..reporting import check_block
 from ..reporting.tables import markdown_table
 from ..stochastic.hypothesis import K_DEFINITIONS, ORACLE, STEP
 
@@ -198,3 +201,22 @@ def summary_markdown(s: Sections, link: str | None = None) -> str:
         + (f"; [full report]({link})" if link else "")
         + ").\n"
     )
+
+
+def check_report_args(out: Path, debates: int, seed: int, readme: Path | None, block: str) -> None:
+    """Refuse, before any measurement, arguments a report writer cannot use.
+
+    Raises:
+        ProofgamesError: ``debates`` not a positive integer, ``seed`` not a non-negative
+            integer, ``out`` not a folder that can be made, or (:class:`ReadmeError`)
+            ``readme`` unreadable or without the ``block`` markers.
+    """
+    if isinstance(debates, bool) or not isinstance(debates, int) or debates <= 0:
+        raise ProofgamesError(f"debates must be a positive integer, got {debates!r}")
+    check_seed(seed, optional=False)
+    if readme is not None:
+        check_block(readme, block)
+    if "\x00" in str(out):
+        raise ProofgamesError(f"{str(out)!r} cannot name a folder: it holds a NUL byte")
+    if out.exists() and not out.is_dir():
+        raise ProofgamesError(f"{out} exists and is not a folder: cannot write the report there")

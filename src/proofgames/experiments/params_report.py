@@ -37,9 +37,8 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from .._seeds import check_seed
 from ..errors import ProofgamesError
-from ..reporting import check_block, replace_block, save_figure, write_atomic
+from ..reporting import replace_block, save_figure, write_atomic
 from ..stochastic.hypothesis import guarantee, machine_params
 from ..stochastic.machines import make_stochastic_machine
 from ..stochastic.optimal import optimal_disputer, optimal_liar
@@ -48,7 +47,7 @@ from ..stochastic.params import StochasticParams, lean_params, paper_params
 from ..stochastic.sequential import curtailed_queries
 from ..stochastic.tails import EXACT_LABEL, exact_tail_samples
 from ..sweeps.executors import map_items
-from ._report_text import table
+from ._report_text import check_report_args, table
 from .montecarlo import Cell, estimate_cells
 
 KS = (1.0, 2.0, 5.0, 10.0)
@@ -365,19 +364,10 @@ def check_params_report_args(
     """Refuse, before any work, arguments :func:`write_params_report` cannot use.
 
     Raises:
-        ProofgamesError: ``debates`` not a positive integer, ``seed`` not a non-negative
-            integer, ``out`` not a folder that can be made, or ``readme`` unreadable or
-            without the ``report:params`` markers.
+        ProofgamesError: as :func:`~._report_text.check_report_args`, for the
+            ``report:params`` block.
     """
-    if isinstance(debates, bool) or not isinstance(debates, int) or debates <= 0:
-        raise ProofgamesError(f"debates must be a positive integer, got {debates!r}")
-    check_seed(seed, optional=False)
-    if "\x00" in str(out):
-        raise ProofgamesError(f"{str(out)!r} cannot name a folder: it holds a NUL byte")
-    if out.exists() and not out.is_dir():
-        raise ProofgamesError(f"{out} exists and is not a folder: cannot write the report there")
-    if readme is not None:
-        check_block(readme, README_BLOCK)
+    check_report_args(out, debates, seed, readme, README_BLOCK)
 
 
 def write_params_report(

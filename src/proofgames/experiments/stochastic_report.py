@@ -37,9 +37,8 @@ from typing import Any
 
 from matplotlib.figure import Figure  # the object API: importing this sets no backend
 
-from .._seeds import check_seed
 from ..errors import ProofgamesError
-from ..reporting import check_block, replace_block, save_figure, write_atomic
+from ..reporting import replace_block, save_figure, write_atomic
 from ..stochastic.hypothesis import (
     K_DEFINITIONS,
     ORACLE,
@@ -54,6 +53,7 @@ from ..stochastic.optimal import optimal_disputer, optimal_liar
 from ..stochastic.params import StochasticParams, lean_params, paper_params
 from ..strategies import strategy_names
 from ._report_text import Sections, report_markdown, summary_markdown
+from ._report_text import check_report_args as check_args
 from .montecarlo import Cell, Estimate, estimate_cells
 
 TRUE_CLAIMS = ("single-query:p=0.67", "majority:n=3,p=0.62")
@@ -332,19 +332,10 @@ def check_report_args(out: Path, debates: int, seed: int, readme: Path | None = 
     """Refuse, before any measurement, arguments :func:`write_report` cannot use.
 
     Raises:
-        ProofgamesError: ``debates`` not a positive integer, ``seed`` not a non-negative
-            integer, ``out`` not a folder that can be made, or (:class:`ReadmeError`)
-            ``readme`` missing or without the ``report:stochastic`` markers.
+        ProofgamesError: as :func:`~._report_text.check_report_args`, for the
+            ``report:stochastic`` block.
     """
-    if isinstance(debates, bool) or not isinstance(debates, int) or debates <= 0:
-        raise ProofgamesError(f"debates must be a positive integer, got {debates!r}")
-    check_seed(seed, optional=False)
-    if readme is not None:
-        check_block(readme, README_BLOCK)
-    if "\x00" in str(out):
-        raise ProofgamesError(f"{str(out)!r} cannot name a folder: it holds a NUL byte")
-    if out.exists() and not out.is_dir():
-        raise ProofgamesError(f"{out} exists and is not a folder: cannot write the report there")
+    check_args(out, debates, seed, readme, README_BLOCK)
 
 
 def write_report(
