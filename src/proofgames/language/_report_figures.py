@@ -95,8 +95,8 @@ def write_figures(results: dict[str, Any], out: Path) -> None:
     _rate_panels(
         results["figure1"],
         out / "figure1.png",
-        f"Generated task, {t} steps: disputed step decided by Figure 1",
-        exact=False,
+        f"Generated task, {t} steps: disputed step decided by Figure 1 (optimal liar)",
+        exact=True,
     )
     _gsm8k_figure(results, out)  # fmt: skip
 
@@ -109,8 +109,9 @@ def _fmt_ci(r: dict[str, Any], key: str) -> str:
 TOKEN_COLUMNS = ("steps", "protocol", "judge tokens: mean (min-max), measured")
 ACCURACY_COLUMNS = ("error rate", "protocol", "completeness (measured)", "exact",
                     "soundness error (measured)", "exact", "judge calls")  # fmt: skip
-FIGURE1_COLUMNS = ("error rate", "protocol", "completeness (measured)",
-                   "soundness error (measured)", "judge calls per debate",
+FIGURE1_COLUMNS = ("error rate", "protocol", "completeness (measured)", "exact",
+                   "proven bound (>=)", "soundness error, optimal liar (measured)", "exact",
+                   "proven bound (<=)", "judge calls per debate",
                    "judge tokens per debate")  # fmt: skip
 GSM8K_COLUMNS = ("protocol", "solutions", "accuracy vs is_correct (measured)",
                  "P[accept given correct]", "P[accept given wrong]",
@@ -126,7 +127,9 @@ def _tables(results: dict[str, Any]) -> str:
                  f"{r['exact_soundness_error']:.3f}", f"{r['judge_calls']:.1f}"]
                 for r in results["accuracy"]]  # fmt: skip
     figure1 = [[r["rate"], r["protocol"], _fmt_ci(r, "completeness"),
-                _fmt_ci(r, "soundness_error"), f"{r['judge_calls']:,.1f}",
+                f"{r['exact_completeness']:.3f}", f"{r['bound_completeness']:.3f}",
+                _fmt_ci(r, "soundness_error"), f"{r['exact_soundness_error']:.3f}",
+                f"{r['bound_soundness_error']:.3f}", f"{r['judge_calls']:,.1f}",
                 f"{r['judge_input_tokens']:,.0f}"]
                for r in results["figure1"]]  # fmt: skip
     tables = [markdown_table(TOKEN_COLUMNS, tokens), markdown_table(ACCURACY_COLUMNS, accuracy),

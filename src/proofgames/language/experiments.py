@@ -29,11 +29,11 @@ import numpy as np
 from .._seeds import check_seed
 from ..analysis.intervals import wilson_interval
 from ..errors import OracleError, ProtocolError
-from ..judging import StepJudge
+from ..judging import StepJudge, StepQuestion
 from ..stochastic.optimize import optimize_params
 from ._moves import LanguageOutcome
 from .costs import DebateCosts, JudgeBudget, JudgeLedger
-from .figure1 import Figure1Check
+from .figure1 import Figure1Check, liar_announcement
 from .generated import generate_chain
 from .gsm8k import load_gsm8k
 from .judges import CalculatorJudge, ScriptedJudge
@@ -163,7 +163,7 @@ async def generated_games(
         item = generate_chain(steps, seed=s)
         for honest in (True, False):
             j = make_judge(judge, seed=s + honest)
-            fig1 = _figure1(j, s) if figure1 else None
+            fig1 = _figure1(j, s, honest) if figure1 else None
             a = ScriptedA(item.reference if honest else item.dishonest)
             b: ProverB = ContrarianB(s) if honest else ReferenceB(item.reference)
             ledger = JudgeLedger(j, budget or JudgeBudget(), costs=spent)
@@ -175,12 +175,21 @@ async def generated_games(
     return _measured(rows)
 
 
-def _figure1(judge: StepJudge, seed: int) -> Figure1Check:
+def _figure1(judge: StepJudge, seed: int, honest: bool) -> Figure1Check:
+    """Figure 1 on the disputed step, against the exact optimal liar.
+
+    Honest A announces the judge's true P[yes]; the lying A, what the exact optimal liar
+    announces (:func:`~.figure1.liar_announcement`).
+    """
     if not isinstance(judge, ScriptedJudge):
         raise ProtocolError("Figure 1 needs a judge whose P[yes] B can model: scripted:E")
-    return Figure1Check(
-        optimize_params(1.0, 1).params, 1.0 - judge.error_rate, judge.probability, seed
-    )
+    params = optimize_params(1.0, 1).params
+    truth = judge.probability
+
+    def liar(question: StepQuestion) -> float:
+        return liar_announcement(params, truth(question))
+
+    return Figure1Check(params, truth if honest else liar, truth, seed)
 
 
 async def gsm8k_games(

@@ -7,7 +7,8 @@
 2. completeness and soundness error against the dishonest A, scripted judge at error
    rates 0 to 0.2 (single judge call), with the exact values of the model next to
    the measured ones;
-3. the same with the disputed step decided by Figure 1 (optimized parameters, K = 1);
+3. the same with the disputed step decided by Figure 1 (optimized parameters, K = 1),
+   against the exact optimal liar, with its exact acceptance and the theorem's bounds;
 4. GSM8K model solutions with the calculator judge: debate and whole-transcript judging.
 
 Example (a tiny run)::
@@ -64,6 +65,36 @@ def _tokens(n: int, seed: int, steps: Sequence[int]) -> list[dict[str, Any]]:
     return out
 
 
+def figure1_rates(e: float) -> dict[str, float]:
+    """Figure 1 on a disputed step judged with error rate ``e``: exact values and bounds.
+
+    The step is ``single-query:p=P`` under ``optimize_params(1.0, 1)``: honest A
+    announces P[yes] = 1 - e on a valid step; the exact optimal liar defends the planted
+    error (P[yes] = e).  ``exact_*``: V's exact acceptance (:mod:`~proofgames.stochastic.
+    optimal`); ``bound_*``: the Lean theorem's proven bounds at these parameters.
+
+    Example:
+        >>> r = figure1_rates(0.1)
+        >>> r["exact_soundness_error"] <= r["bound_soundness_error"]
+        True
+    """
+    import numpy as np
+
+    from ..stochastic.machines import single_query
+    from ..stochastic.optimal import liar_policy_value
+    from ..stochastic.optimize import optimize_params
+    from .figure1 import liar_acceptance
+
+    params = optimize_params(1.0, 1).params
+    honest = single_query(1 - e)
+    return {
+        "exact_completeness": liar_policy_value(honest, params, 1, [np.array([1 - e])]),
+        "exact_soundness_error": liar_acceptance(params, e),
+        "bound_completeness": params.proven_completeness(1 - e),
+        "bound_soundness_error": params.proven_soundness(e),
+    }
+
+
 def _accuracy(n: int, seed: int, rates: Sequence[float], figure1: bool) -> list[dict[str, Any]]:
     out = []
     protocols = ("cross-examination", "bisection") if figure1 else COMPARED
@@ -74,10 +105,12 @@ def _accuracy(n: int, seed: int, rates: Sequence[float], figure1: bool) -> list[
                                 judge=f"scripted:{e}", figure1=figure1)
             )  # fmt: skip
             s = summarize(rows)
-            comp, sound = exact_rates(protocol, e, ACCURACY_STEPS)
-            out.append({"rate": e, "protocol": protocol, **s,
-                        "exact_completeness": None if figure1 else comp,
-                        "exact_soundness_error": None if figure1 else sound})  # fmt: skip
+            if figure1:
+                exact = figure1_rates(e)
+            else:
+                comp, sound = exact_rates(protocol, e, ACCURACY_STEPS)
+                exact = {"exact_completeness": comp, "exact_soundness_error": sound}
+            out.append({"rate": e, "protocol": protocol, **s, **exact})
     return out
 
 
