@@ -15,7 +15,12 @@ command inside one guard and exits with ``128 + signal`` (130 for SIGINT, 143 fo
 SIGTERM) and one line.
 
 Example:
+    As a terminal starts Python (a background job of a script starts with SIGINT
+    ignored, and :func:`guard` leaves an ignored signal alone):
+
     >>> import os, signal
+    >>> before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    >>> _ = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     >>> try:
     ...     with guard():
     ...         os.kill(os.getpid(), signal.SIGINT)
@@ -24,6 +29,7 @@ Example:
     130 interrupted by SIGINT: stopped; nothing unfinished was stored
     >>> signal.getsignal(signal.SIGINT) is signal.default_int_handler
     True
+    >>> _ = signal.signal(signal.SIGINT, before)
     >>> import pickle
     >>> pickle.loads(pickle.dumps(Interrupted(signal.SIGTERM))).exit_code
     143
