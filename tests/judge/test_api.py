@@ -19,13 +19,8 @@ from sqlalchemy import func, select, update
 from proofgames.errors import OracleError
 from proofgames.judge.human import HumanJudge, JudgeTimeout
 from proofgames.judge.models import Answer, Assignment, AuditEntry, Question
-from proofgames.judge.transcript import (
-    DEMO_TASK,
-    debate,
-    honest_transcript,
-    lying_transcript,
-)
 from proofgames.judging import StepJudge, StepQuestion
+from proofgames.language.demo import demo_debate, demo_question
 
 from .judge_support import WARNING, Judge, api_csrf, question
 
@@ -276,13 +271,11 @@ def test_a_transcript_debate_is_decided_by_one_human_judgement(judge):
     )
 
     async def main():
-        task = asyncio.create_task(
-            debate(DEMO_TASK, lying_transcript(), honest_transcript(), human)
-        )
+        task = asyncio.create_task(demo_debate(human))
         shown = await _answer_when_posted(judge, rater, False)
         return shown, await task
 
     _, outcome = asyncio.run(main())
-    assert outcome.winner == "B" and outcome.disputed_step == 1
-    assert outcome.human_judgements == 1
-    assert outcome.question is not None and outcome.question.premises == ("First, 3 + 4 = 7.",)
+    assert (outcome.winner, outcome.forfeit, outcome.disputed_step) == ("B", None, 1)
+    assert outcome.costs.human_judgements == 1 and outcome.judgements == [0.0]
+    assert demo_question().premises == ("First, 3 + 4 = 7.",)

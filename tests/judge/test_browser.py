@@ -25,7 +25,7 @@ from sqlalchemy import select
 
 from proofgames.judge.human import HumanJudge
 from proofgames.judge.models import Answer
-from proofgames.judge.transcript import DEMO_TASK, debate, honest_transcript, lying_transcript
+from proofgames.language.demo import demo_debate
 
 from .judge_support import PASSWORD, ROOT, WARNING, Judge, Server
 
@@ -65,9 +65,7 @@ class DebateThread(threading.Thread):
         self.outcome = None
 
     def run(self) -> None:
-        self.outcome = asyncio.run(
-            debate(DEMO_TASK, lying_transcript(), honest_transcript(), self.judge)
-        )
+        self.outcome = asyncio.run(demo_debate(self.judge))
 
 
 def shot(page, name: str) -> None:
@@ -167,7 +165,7 @@ def test_invite_login_answer_and_export_in_chromium(tmp_path, browser):
         assert rater.locator("text=Nothing to answer right now").count() == 1
         verifier.join(timeout=120)
         outcome = verifier.outcome
-        assert outcome is not None and outcome.winner == "B" and outcome.human_judgements == 1
+        assert outcome is not None and outcome.winner == "B" and outcome.costs.human_judgements == 1
         check_admin_page_and_exports(admin, live.url, judge, tmp_path)
         rater.goto(f"{live.url}/admin")  # a rater is no admin
         assert "Error 403" in rater.content()

@@ -27,10 +27,10 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import ConfigurationError
+from ..language.demo import demo_question
 from . import accounts, service
 from .export import days
 from .models import User
-from .transcript import DEMO_TASK, first_dispute, honest_transcript, lying_transcript, step_question
 
 DEMO_ADMIN = "admin@example.org"
 DEMO_RATER = "rater@example.org"
@@ -48,10 +48,7 @@ def seed_demo(
         study = service.create_study(db, "demo", 1, actor=admin)
         token = accounts.create_api_token(db, admin, "demo")
         invitation = accounts.invite(db, admin, study, DEMO_RATER, days(7))
-        lie, truth = lying_transcript(), honest_transcript()
-        i = first_dispute(lie, truth)
-        assert i is not None
-        service.post_question(db, study, "demo-debate-1", step_question(DEMO_TASK, lie, i))
+        service.post_question(db, study, "demo-debate-1", demo_question())
         return {
             "admin_email": DEMO_ADMIN,
             "admin_password": password,
