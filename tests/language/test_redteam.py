@@ -185,3 +185,40 @@ def test_b_cannot_change_the_transcript_v_judges():
 
     out = _play("cross-examination", ScriptedA(ITEM.reference), Vandal(ITEM.reference))
     assert (out.winner, out.forfeit, out.disputed_step) == ("A", None, 5), out.reason
+
+
+class _HostileJudge:
+    """A judge that misbehaves in the way ``how`` names."""
+
+    name = "hostile"
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+
+    async def judge(self, question: object) -> object:
+        if self.how == "hangs":
+            await asyncio.sleep(60)
+        if self.how == "raises SystemExit":
+            raise SystemExit(3)
+        if self.how == "raises a 10 MB message":
+            raise RuntimeError("y" * 10_000_000)
+        if self.how == "answers garbage":
+            return {"p_yes": 1.0}
+        raise KeyboardInterrupt  # of its own: no signal behind it
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize(
+    "how",
+    ["hangs", "raises SystemExit", "raises a 10 MB message", "answers garbage", "raises Ctrl-C"],
+)
+def test_a_hostile_judge_stops_its_debate_with_a_short_reason_and_decides_nothing(protocol, how):
+    debate = PROTOCOLS[protocol](
+        ITEM.task_text, ScriptedA(ITEM.dishonest), ReferenceB(ITEM.reference),
+        JudgeLedger(_HostileJudge(how), timeout=0.3),
+    )  # fmt: skip
+    start = time.perf_counter()
+    out = asyncio.run(debate)
+    assert (out.accepted, out.winner, out.forfeit, out.stopped) == (None, None, None, "judge")
+    assert "judge 'hostile'" in out.reason and len(out.reason) < MAX_SHOWN + 200
+    assert time.perf_counter() - start < 5

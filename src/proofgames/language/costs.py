@@ -24,11 +24,32 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import asdict, dataclass, field
 
+from .. import interrupts
 from ..errors import OracleError, ProofgamesError, ProtocolError
 from ..judging import Judgement, StepJudge, StepQuestion
+from ..protocols._common import describe_exception
+
+
+class _JudgeRaised(Exception):
+    """Carries what a judge raised out of the task that ran it."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__()
+        self.raised = raised
+
+
+#: The most characters of a judge's words in a recorded reason.
+MAX_REASON = 300
+
+
+def _cut(text: str) -> str:
+    """``text`` cut to :data:`MAX_REASON` characters, the rest counted."""
+    cut = len(text) - MAX_REASON
+    return text if cut <= 0 else f"{text[:MAX_REASON]}... ({cut:,} more characters)"
 
 
 class BudgetExhausted(ProofgamesError):
@@ -124,13 +145,23 @@ class JudgeLedger:
         judge: The step judge.
         budget: Limits for the run.
         cache: Answer a question seen before from the cache (no new call).
+        timeout: Seconds one judge call may take (``None``: no limit; a human judge has
+            its own ``timeout_s``); a call past it is the judge's failure.
     """
 
     judge: StepJudge
     budget: JudgeBudget = field(default_factory=JudgeBudget)
     cache: bool = False
     costs: DebateCosts = field(default_factory=DebateCosts)
+    timeout: float | None = None
     _answers: dict[str, Judgement] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        t = self.timeout
+        if t is not None and not (type(t) in (int, float) and math.isfinite(t) and t > 0):
+            raise ProtocolError(
+                f"a judge's timeout must be a positive number of seconds, not {t!r}"
+            )
 
     def _check_budget(self) -> None:
         b, c = self.budget, self.costs
@@ -153,14 +184,33 @@ class JudgeLedger:
         if self.cache and question.question_id in self._answers:
             return self._answers[question.question_id]
         self._check_budget()
+        name = _cut(repr(getattr(self.judge, "name", "?")))
+
+        async def call() -> object:
+            try:
+                return await self.judge.judge(question)
+            except (BudgetExhausted, OracleError, asyncio.CancelledError):
+                raise
+            except BaseException as exc:  # a SystemExit would stop the event loop itself
+                if interrupts.by_user(exc):
+                    raise
+                raise _JudgeRaised(exc) from None
+
         try:
-            answer = await self.judge.judge(question)
-        except (BudgetExhausted, OracleError):
+            with interrupts.guard():
+                answer = await asyncio.wait_for(call(), self.timeout)
+        except (BudgetExhausted, OracleError) as exc:
+            if len(str(exc)) > MAX_REASON:
+                raise OracleError(f"judge {name} failed: {_cut(str(exc))}") from None
             raise
-        except Exception as exc:
-            raise OracleError(f"judge {self.judge.name!r} failed: {exc!r}") from exc
+        except asyncio.TimeoutError:
+            raise OracleError(f"judge {name} did not answer within {self.timeout:g} s") from None
+        except _JudgeRaised as carried:  # whatever a judge raises stops the debate, not the run
+            described = _cut(describe_exception(carried.raised))
+            raise OracleError(f"judge {name} failed: {described}") from None
         if not isinstance(answer, Judgement):
-            raise OracleError(f"judge {self.judge.name!r} answered {answer!r}, not a Judgement")
+            kind = type(answer).__name__
+            raise OracleError(f"judge {name} answered a {kind}, not a Judgement")
         self.costs.add_judgement(answer)
         if debate is not None:
             debate.add_judgement(answer)
