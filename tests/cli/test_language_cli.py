@@ -160,3 +160,41 @@ def test_gsm8k_without_a_path_debates_the_demo_problems(capsys: pytest.CaptureFi
     code, out, _ = run_cli(capsys, "language", "gsm8k", "--json")
     summary = json.loads(out)["summary"]
     assert code == 0 and summary["debates"] == 24 and summary["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+def test_a_judge_timeout_that_is_not_a_positive_number_is_refused(
+    capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    code, out, err = run_cli(capsys, "language", "generated", "--n", "1", "--judge-timeout", value)
+    assert code == 2 and "timeout must be a positive number of seconds" in err
+    assert len(err.strip().splitlines()) == 1 and out == ""
+
+
+def test_a_judge_that_never_answers_is_cut_off_by_the_judge_timeout(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from proofgames.judging import Judgement, StepQuestion
+    from proofgames.language import experiments
+    from proofgames.language.judges import CallbackJudge
+
+    calls = 0
+
+    async def stuck_after_two(question: StepQuestion) -> Judgement:
+        nonlocal calls
+        calls += 1
+        if calls > 2:
+            await asyncio.sleep(3600)
+        return Judgement(p_yes=1.0)
+
+    monkeypatch.setattr(
+        experiments, "make_judge", lambda spec, seed: CallbackJudge(stuck_after_two)
+    )
+    args = ("language", "generated", "--steps", "10", "--n", "2", "--judge-timeout", "0.2")
+    code, out, err = run_cli(capsys, *args, "--json")
+    assert code == 0, err
+    rows = json.loads(out)["debates"]
+    assert [r["stopped"] for r in rows] == [None, None, "judge", "judge"]
+    assert "did not answer within 0.2 s" in rows[2]["reason"]

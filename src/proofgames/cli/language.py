@@ -113,6 +113,15 @@ def _table(title: str, summary: dict[str, Any]) -> Table:
     return table
 
 
+JudgeTimeout = Annotated[
+    float | None,
+    typer.Option(
+        help="Seconds one judge call may take; a call past it stops that debate as the "
+        "judge's failure (counted, in no rate). Default: no limit."
+    ),
+]
+
+
 def _check_budget(max_judge_calls: int | None) -> None:
     """A judge budget of nothing measures nothing: refused before any debate."""
     if max_judge_calls is not None and max_judge_calls < 1:
@@ -200,6 +209,7 @@ def generated(
     figure1: Annotated[bool, typer.Option(help="Decide the disputed step by Figure 1.")] = False,
     seed: Seed = 0,
     max_judge_calls: MaxCalls = None,
+    judge_timeout: JudgeTimeout = None,
     json: JsonOption = False,
     judge_min_mass: JudgeMinMass = None,
     judge_max_tokens: JudgeMaxTokens = None,
@@ -231,7 +241,7 @@ def generated(
                 protocol=protocol,
                 judge=setup.spec,
                 figure1=figure1,
-                budget=JudgeBudget(max_calls=max_judge_calls),
+                budget=JudgeBudget(max_calls=max_judge_calls, call_timeout=judge_timeout),
             )
         )
     _show(f"{protocol} on the generated task, {steps} steps, judge {setup.spec}", rows, json)
@@ -251,6 +261,7 @@ def gsm8k(
     protocol: Protocol = "cross-examination",
     judge: Judge = None,
     max_judge_calls: MaxCalls = None,
+    judge_timeout: JudgeTimeout = None,
     json: JsonOption = False,
     judge_min_mass: JudgeMinMass = None,
     judge_max_tokens: JudgeMaxTokens = None,
@@ -277,7 +288,7 @@ def gsm8k(
         judge_logprobs,
     )  # fmt: skip
     with one_line_errors(), setup.active():
-        budget = JudgeBudget(max_calls=max_judge_calls)
+        budget = JudgeBudget(max_calls=max_judge_calls, call_timeout=judge_timeout)
         rows = asyncio.run(
             gsm8k_games(path, limit=limit, protocol=protocol, judge=setup.spec, budget=budget)
         )

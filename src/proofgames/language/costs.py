@@ -115,8 +115,11 @@ class JudgeBudget:
     max_calls: int | None = None
     max_input_tokens: int | None = None
     max_cost_usd: float | None = None
+    call_timeout: float | None = None
+    """Seconds one judge call may take; a call past it is the judge's failure."""
 
     def __post_init__(self) -> None:
+        _check_timeout(self.call_timeout)
         for name in ("max_calls", "max_input_tokens"):
             value = getattr(self, name)
             if value is not None and (
@@ -137,6 +140,11 @@ class JudgeBudget:
             )
 
 
+def _check_timeout(t: float | None) -> None:
+    if t is not None and not (type(t) in (int, float) and math.isfinite(t) and t > 0):
+        raise ProtocolError(f"a judge's timeout must be a positive number of seconds, not {t!r}")
+
+
 @dataclass
 class JudgeLedger:
     """Every judge call of a run, counted; stops the run when the budget is spent.
@@ -145,8 +153,9 @@ class JudgeLedger:
         judge: The step judge.
         budget: Limits for the run.
         cache: Answer a question seen before from the cache (no new call).
-        timeout: Seconds one judge call may take (``None``: no limit; a human judge has
-            its own ``timeout_s``); a call past it is the judge's failure.
+        timeout: Seconds one judge call may take (``None``: the budget's
+            ``call_timeout``, else no limit; a human judge has its own ``timeout_s``); a
+            call past it is the judge's failure.
     """
 
     judge: StepJudge
@@ -157,11 +166,9 @@ class JudgeLedger:
     _answers: dict[str, Judgement] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        t = self.timeout
-        if t is not None and not (type(t) in (int, float) and math.isfinite(t) and t > 0):
-            raise ProtocolError(
-                f"a judge's timeout must be a positive number of seconds, not {t!r}"
-            )
+        _check_timeout(self.timeout)
+        if self.timeout is None:
+            self.timeout = self.budget.call_timeout
 
     def _check_budget(self) -> None:
         b, c = self.budget, self.costs
