@@ -86,8 +86,11 @@ def test_an_interrupted_estimate_keeps_only_finished_chunks_and_resumes_exactly(
     out, err = _interrupt(proc, flag, signal.SIGINT)
     assert proc.returncode == 130 and out == "" and "interrupted by SIGINT" in err
     lines = store.read_text().splitlines()
-    finished = {1: 1, 2: 2}[workers]  # chunk 0 (and chunk 1, on the other worker)
-    assert len(lines) == 1 + finished and all('"key"' in line for line in lines[1:])
+    # chunk 0; with 2 workers also chunk 1 if the other worker finished it before the
+    # signal (on a busy core it may still be running then: stopped, and not stored)
+    finished = len(lines) - 1
+    assert finished in {1: (1,), 2: (1, 2)}[workers], lines
+    assert all('"key"' in line for line in lines[1:])
     resumed = _run(_estimate(flag, store, workers), tmp_path)  # the flag is there: no stall
     whole = _run(_estimate(flag, tmp_path / "fresh.jsonl", workers), tmp_path)
     assert resumed.returncode == whole.returncode == 0, resumed.stderr + whole.stderr
