@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 
@@ -18,11 +19,17 @@ from proofgames.interrupts import Interrupted, guard
 
 @pytest.fixture(autouse=True)
 def default_handlers() -> Iterator[None]:
-    """The interpreter's default handlers (a test runner may have set others)."""
+    """The interpreter's default handlers, both signals unblocked (as in a terminal).
+
+    A test runner may have set other handlers, and some environments start processes
+    with SIGINT blocked: the signals a test sends must arrive while the test runs.
+    """
     old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     yield
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     for s, handler in old.items():
         signal.signal(s, handler)
 
@@ -99,3 +106,26 @@ def test_a_signal_ignored_at_start_stays_ignored():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with guard():
         assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def test_a_thread_that_outlives_the_guard_leaves_it_whole():
+    """A party's thread (pre-empted at its timeout) may enter a guard and end after it.
+
+    It must not leave the guard counted: the next guard would install no handler, and
+    the user's SIGTERM would kill the process (seen once in CI).
+    """
+    entered, release = threading.Event(), threading.Event()
+
+    def party() -> None:
+        with guard():
+            entered.set()
+            release.wait(10)
+
+    with guard():
+        thread = threading.Thread(target=party, daemon=True)
+        thread.start()
+        assert entered.wait(10)
+    release.set()
+    thread.join(10)
+    with pytest.raises(Interrupted):
+        play_bisection(BB2, 6, 1, Signalled(signal.SIGTERM), honest_b())

@@ -104,11 +104,16 @@ def _ours(signum: int) -> bool:
 def guard() -> Iterator[None]:
     """Turn SIGINT and SIGTERM into :class:`Interrupted` while the block runs.
 
-    Nested guards share the outermost one's handlers; off the main thread this does
-    nothing (no signal handler runs there).
+    Nested guards share the outermost one's handlers. Off the main thread this does
+    nothing at all (no signal handler runs there, and a thread that outlives the main
+    thread's guard must not leave it counted): :func:`check` and :func:`received` there
+    see the main thread's guard.
     """
     global _depth, _received
-    if _depth or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
+        yield  # the main thread's guard, if any, stands (a thread must not count: one
+        return  # that outlives the guard would leave it counted, and the handlers off)
+    if _depth:
         _depth += 1
         try:
             yield
