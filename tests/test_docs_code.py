@@ -125,7 +125,10 @@ EXAMPLES = {
 
 def test_every_example_script_has_its_expected_output_recorded():
     scripts = {p.name for p in (ROOT / "examples").glob("*.py")}
-    standalone = {"standalone_bisection_prover.py"}  # a wire program: test_cli.py plays it
+    standalone = {  # wire programs: tests/cli/test_cli.py and tests/isolation/test_steps.py
+        "standalone_bisection_prover.py",  # play them
+        "standalone_step_prover.py",
+    }
     assert scripts - standalone == set(EXAMPLES)
 
 

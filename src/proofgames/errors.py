@@ -103,3 +103,25 @@ class PVGError(ProofgamesError, ValueError):
 
 class TrainingStopped(ProofgamesError):
     """A resumable PVG training run was asked to stop (SIGTERM, SIGINT) and saved its state."""
+
+
+class DebateStopped(OracleError):
+    """A debate ended with no verdict, and no one forfeits.
+
+    Its judge failed, the judge budget is spent, or the model behind one of the
+    library's own provers failed. A batch counts it and goes on (a spent budget ends the
+    batch).
+
+    Attributes:
+        kind: ``"judge"``, ``"budget"`` or ``"model"``.
+        costs: what the debate had cost when it stopped (a :class:`DebateCosts`).
+
+    Example:
+        >>> exc = DebateStopped("budget", "judge budget spent: 1 of 1 calls")
+        >>> exc.kind, str(exc)
+        ('budget', 'run stopped: judge budget spent: 1 of 1 calls')
+    """
+
+    def __init__(self, kind: str, reason: str, costs: object = None) -> None:
+        super().__init__(f"run stopped: {reason}")
+        self.kind, self.costs = kind, costs

@@ -276,6 +276,6 @@ def test_a_transcript_debate_is_decided_by_one_human_judgement(judge):
         return shown, await task
 
     _, outcome = asyncio.run(main())
-    assert (outcome.winner, outcome.forfeit, outcome.disputed_step) == ("B", None, 1)
-    assert outcome.costs.human_judgements == 1 and outcome.judgements == [0.0]
+    assert (outcome.winner, outcome.forfeit, outcome.details["disputed_step"]) == ("B", None, 1)
+    assert outcome.costs.human_judgements == 1 and outcome.details["judgements"] == [0.0]
     assert demo_question().premises == ("First, 3 + 4 = 7.",)

@@ -87,7 +87,7 @@ def test_people_reject_the_planted_error_of_a_cross_examination(tmp_path):
             item.task_text, ScriptedA(item.dishonest), ReferenceB(item.reference), ledger
         ),
     )
-    assert not out.accepted and out.disputed_step == 12
+    assert out.verdict == 0 and out.details["disputed_step"] == 12
     assert (out.costs.judge_calls, out.costs.human_judgements) == (K, K)
     assert len(shown) == K  # each rater saw the one disputed step, and only it
     assert all(q["step"] == shown[0]["step"] for q in shown)
@@ -103,7 +103,7 @@ def test_people_uphold_an_honest_argument_against_a_contrarian(tmp_path):
             item.task_text, ScriptedA(item.reference), ContrarianB(seed=1), ledger
         ),
     )
-    assert out.accepted
+    assert out.verdict == 1
     assert out.costs.human_judgements == K and len(shown) == K
 
 
@@ -115,7 +115,7 @@ def test_a_bisection_sends_people_one_step_of_a_long_argument(tmp_path):
             item.task_text, ScriptedA(item.dishonest), ReferenceB(item.reference), ledger
         ),
     )
-    assert not out.accepted and out.disputed_step == 287
+    assert out.verdict == 0 and out.details["disputed_step"] == 287
     assert out.costs.human_judgements == K and len(shown) == K
     export = judge.client().get(f"/api/v1/studies/{judge.study.id}/export", headers=judge.auth)
     assert export.status_code == 200, export.text

@@ -90,7 +90,7 @@ def test_model_judge_reads_p_yes_from_logprobs() -> None:
             JudgeLedger(judge),
         )
     )
-    assert out.accepted is False and out.costs.cost_usd == pytest.approx(0.001)
+    assert out.verdict == 0 and out.costs.cost_usd == pytest.approx(0.001)
 
 
 def test_model_judge_without_logprobs_or_a_clear_answer() -> None:
@@ -107,7 +107,7 @@ def test_model_judge_without_logprobs_or_a_clear_answer() -> None:
             JudgeLedger(judge),
         )
     )
-    assert out.accepted is False  # different task: A forfeits before any judge call
+    assert out.verdict == 0  # different task: A forfeits before any judge call
     led = JudgeLedger(judge)
     with pytest.raises(Exception, match="not yes or no"):
         asyncio.run(led.ask(q))
@@ -143,7 +143,7 @@ def test_model_a_writes_its_own_solution_and_model_b_disputes() -> None:
             JudgeLedger(ModelJudge(j_model, cache=False)),
         )
     )
-    assert out.accepted is False and out.disputed_step == 0
+    assert out.verdict == 0 and out.details["disputed_step"] == 0
     assert out.costs.prover_input_tokens == 50 * 3  # A's commitment, one copy, B's dispute
     assert out.costs.cost_usd == pytest.approx(0.004)
 

@@ -20,9 +20,9 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from proofgames.analysis.intervals import wilson_interval
+from proofgames.errors import DebateStopped
 from proofgames.language import inspect_tasks
 from proofgames.language._inspect_events import MAX_EVENT_TEXT, describe, event_text
-from proofgames.language._moves import LanguageOutcome
 from proofgames.language.inspect_tasks import generated_debate, role_seeds, sample_seed
 
 USAGE = ModelUsage(input_tokens=50, output_tokens=1, total_tokens=51)
@@ -188,7 +188,7 @@ def test_a_spent_budget_is_no_score(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     async def budget_on_honest(protocol: str, task: str, a: Any, b: Any, *rest: Any) -> Any:
         if type(b).__name__ == "ContrarianB":
-            return LanguageOutcome(protocol, None, None, "run stopped: budget", stopped="budget")
+            raise DebateStopped("budget", "judge budget spent")
         return await play(protocol, task, a, b, *rest)
 
     monkeypatch.setattr(inspect_tasks, "play", budget_on_honest)

@@ -78,9 +78,11 @@ def test_a_liar_whose_copies_fix_the_wrong_step_is_rejected_by_the_bisection_def
         return asyncio.run(bisection(item.task_text, a, ReferenceB(item.reference), ledger))
 
     hole = debate("calculator")  # the old default: the wrong answer is accepted
-    assert hole.accepted is True and hole.disputed_step == item.error_at
+    assert hole.verdict == 1 and hole.details["disputed_step"] == item.error_at
     out = debate(default_judge("bisection"))
-    assert out.accepted is False and out.forfeit is None and out.disputed_step == item.error_at
+    assert (
+        out.verdict == 0 and out.forfeit is None and out.details["disputed_step"] == item.error_at
+    )
     assert out.winner == "B" and "rejected" in out.reason
 
 
@@ -88,12 +90,12 @@ def test_the_fixing_liar_over_many_problems() -> None:
     n = 60
     calc = asyncio.run(_fixing_debates(bisection, "calculator", n))
     grounded = asyncio.run(_fixing_debates(bisection, default_judge("bisection"), n))
-    assert sum(o.accepted is True for o in calc) == n  # every wrong answer accepted
+    assert sum(o.verdict == 1 for o in calc) == n  # every wrong answer accepted
     # a made-up operand that happens to be written in the step's inputs still passes
-    assert sum(o.accepted is True for o in grounded) <= 3
+    assert sum(o.verdict == 1 for o in grounded) <= 3
     # cross-examination needs no grounding: the copy differs from the commitment
     cross = asyncio.run(_fixing_debates(cross_examination, default_judge("cross-examination"), n))
-    assert all(o.accepted is False and o.forfeit == "A" for o in cross)
+    assert all(o.verdict == 0 and o.forfeit == "A" for o in cross)
 
 
 def test_the_grounded_default_keeps_honest_bisection_complete() -> None:
@@ -103,7 +105,7 @@ def test_the_grounded_default_keeps_honest_bisection_complete() -> None:
         out = asyncio.run(
             bisection(item.task_text, ScriptedA(item.reference), ContrarianB(s), ledger)
         )
-        assert out.accepted is True
+        assert out.verdict == 1
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from proofgames.errors import DebateStopped
+
 pytest.importorskip("inspect_ai", reason="needs the 'language' extra (inspect-ai)")
 
 from inspect_ai import Task
@@ -89,26 +91,27 @@ NEWLINE_FIRST = first_token_reply("\n", {"\n": 0.97, "Yes": 0.004, " no": 0.006,
 
 
 def dishonest_debate(judge: ModelJudge, protocol: Any = cross_examination) -> Any:
+    """The debate's outcome, or the :class:`DebateStopped` it ended with (no verdict)."""
     item = generate_chain(12, seed=3)
-    return asyncio.run(
-        protocol(
-            item.task_text,
-            ScriptedA(item.dishonest),
-            ReferenceB(item.reference),
-            JudgeLedger(judge),
+    try:
+        return asyncio.run(
+            protocol(
+                item.task_text,
+                ScriptedA(item.dishonest),
+                ReferenceB(item.reference),
+                JudgeLedger(judge),
+            )
         )
-    )
+    except DebateStopped as exc:
+        return exc
 
 
 @pytest.mark.parametrize("protocol", [cross_examination, bisection])
 def test_a_judge_with_a_yes_no_mass_of_one_percent_fails_the_run(protocol: Any) -> None:
     # at HEAD P[yes] = 0.4 was read from the 1% and the debate got a verdict (B won)
     out = dishonest_debate(ModelJudge(always(NEWLINE_FIRST), cache=False), protocol)
-    assert out.accepted is None and out.winner is None and out.forfeit is None
-    assert out.stopped == "judge" and out.judgements == []
-    assert (
-        "yes/no probability mass" in out.reason and "is 0.01, below the threshold 0.5" in out.reason
-    )
+    assert isinstance(out, DebateStopped) and out.kind == "judge"
+    assert "yes/no probability mass" in str(out) and "is 0.01, below the threshold 0.5" in str(out)
     with pytest.raises(JudgeFailed, match=r"'\\n'.*0\.01, below the threshold 0\.5"):
         asyncio.run(ModelJudge(always(NEWLINE_FIRST), cache=False).judge(Q))
 
@@ -173,8 +176,8 @@ def test_model_api_errors_stop_the_run_and_never_make_a_forfeit() -> None:
         (always(nan_money), "cost of nan, not money"),  # at HEAD: NaN money was counted
     ]:
         out = dishonest_debate(ModelJudge(model, cache=False))
-        assert out.accepted is None and out.forfeit is None and out.stopped == "judge", why
-        assert why in out.reason
+        assert isinstance(out, DebateStopped) and out.kind == "judge", why
+        assert why in str(out)
         with pytest.raises(JudgeFailed, match=why):
             asyncio.run(ModelJudge(model, cache=False).judge(Q))
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from proofgames.errors import DebateStopped
 from proofgames.judging import Judgement, StepQuestion
 from proofgames.language.costs import BudgetExhausted, JudgeBudget, JudgeLedger
 from proofgames.language.figure1 import Figure1Check
@@ -40,12 +41,12 @@ def test_debate_finds_the_planted_error_and_accepts_honest_a(protocol: Any, step
         item = generate_chain(steps, seed=seed)
         judge = JudgeLedger(CalculatorJudge(ground_operands=True))
         honest = run(protocol(item.task_text, ScriptedA(item.reference), ContrarianB(seed), judge))
-        assert honest.accepted is True and honest.winner == "A"
+        assert honest.verdict == 1 and honest.winner == "A"
         liar = run(
             protocol(item.task_text, ScriptedA(item.dishonest), ReferenceB(item.reference), judge)
         )
-        assert liar.accepted is False
-        assert liar.disputed_step == item.error_at
+        assert liar.verdict == 0
+        assert liar.details["disputed_step"] == item.error_at
         assert liar.costs.judge_calls == 1
 
 
@@ -71,7 +72,7 @@ def test_judge_reads_only_the_disputed_step_and_its_relevant_set() -> None:
     whole = run(
         whole_transcript(item.task_text, ScriptedA(item.dishonest), JudgeLedger(CalculatorJudge()))
     )
-    assert whole.accepted is False
+    assert whole.verdict == 0
     assert whole.costs.judge_input_tokens > 100 * out.costs.judge_input_tokens
 
 
@@ -85,7 +86,7 @@ def test_inconsistent_copies_forfeit() -> None:
     )
     assert out.forfeit == "A" and out.winner == "B" and "differently" in out.reason
     out = run(bisection(item.task_text, a, ContrarianB(0), JudgeLedger(CalculatorJudge())))
-    assert out.accepted is not None
+    assert out.verdict in (0, 1) and out.reason
 
 
 class Hostile:
@@ -128,7 +129,7 @@ def test_hostile_a_loses_with_a_reason(mode: str) -> None:
                 timeout=0.2,
             )
         )
-        assert out.forfeit == "A" and out.accepted is False and out.reason
+        assert out.forfeit == "A" and out.verdict == 0 and out.reason
 
 
 @pytest.mark.parametrize("mode", ["raise", "slow", "text", "dict"])
@@ -144,7 +145,7 @@ def test_hostile_b_loses_with_a_reason(mode: str) -> None:
                 timeout=0.2,
             )
         )
-        assert out.forfeit == "B" and out.accepted is True and "B forfeits" in out.reason
+        assert out.forfeit == "B" and out.verdict == 1 and "B loses" in out.reason
 
 
 def test_budget_stops_the_run_and_reports_it() -> None:
@@ -152,10 +153,12 @@ def test_budget_stops_the_run_and_reports_it() -> None:
     ledger = JudgeLedger(CalculatorJudge(), JudgeBudget(max_calls=2))
     outs = [
         run(consultancy(item.task_text, ScriptedA(item.reference), ledger, seed=s, checks=1))
-        for s in range(3)
+        for s in range(2)
     ]
-    assert [o.accepted for o in outs] == [True, True, None]
-    assert "budget spent" in outs[2].reason
+    assert [o.verdict for o in outs] == [1, 1]
+    with pytest.raises(DebateStopped, match="budget spent") as stopped:
+        run(consultancy(item.task_text, ScriptedA(item.reference), ledger, seed=2, checks=1))
+    assert stopped.value.kind == "budget"
     with pytest.raises(BudgetExhausted):
         run(ledger.ask(item.reference.question(0)))
 
@@ -165,12 +168,13 @@ def test_a_failing_judge_stops_the_run() -> None:
         raise ConnectionError("no network")
 
     item = generate_chain(10, seed=0)
-    out = run(
-        whole_transcript(
-            item.task_text, ScriptedA(item.reference), JudgeLedger(CallbackJudge(broken))
+    with pytest.raises(DebateStopped, match="no network") as stopped:
+        run(
+            whole_transcript(
+                item.task_text, ScriptedA(item.reference), JudgeLedger(CallbackJudge(broken))
+            )
         )
-    )
-    assert out.accepted is None and "no network" in out.reason
+    assert stopped.value.kind == "judge"
 
 
 def test_scripted_judge_error_rate_is_measured() -> None:
@@ -196,7 +200,7 @@ def test_consultancy_misses_most_planted_errors() -> None:
                 checks=2,
             )
         )
-        caught += out.accepted is False
+        caught += out.verdict == 0
     assert 0 < caught < 20  # about 2/20 of 40 debates, far from debate's 40
 
 
@@ -213,7 +217,7 @@ def test_prover_replies_count_tokens_and_money() -> None:
         )
     )
     assert (out.costs.prover_input_tokens, out.costs.prover_output_tokens) == (10, 7)
-    assert out.costs.cost_usd == 0.5 and out.accepted is True
+    assert out.costs.cost_usd == 0.5 and out.verdict == 1
 
 
 def test_figure1_turns_a_noisy_judge_into_a_sound_one() -> None:
@@ -232,6 +236,6 @@ def test_figure1_turns_a_noisy_judge_into_a_sound_one() -> None:
                 figure1=check,
             )
         )
-        wrong += bool(out.accepted)
+        wrong += out.verdict == 1
         assert out.costs.judge_calls == params.v_samples
     assert wrong == 0

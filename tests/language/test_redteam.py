@@ -14,13 +14,15 @@ import time
 
 import pytest
 
-from proofgames.language._moves import MAX_SHOWN, Forfeit
+from proofgames.errors import DebateStopped
 from proofgames.language.costs import JudgeLedger
 from proofgames.language.generated import generate_chain
 from proofgames.language.judges import CalculatorJudge
 from proofgames.language.protocols import bisection, cross_examination
 from proofgames.language.provers import ModelFailed, ProverReply, ReferenceB, ScriptedA
 from proofgames.language.transcript import ArgumentStep, StepTranscript
+from proofgames.protocols import Forfeit
+from proofgames.protocols._calls import MAX_SHOWN
 
 PROTOCOLS = {"cross-examination": cross_examination, "bisection": bisection}
 ITEM = generate_chain(20, seed=3, error_at=7)
@@ -66,8 +68,9 @@ ERRORS = {
 @pytest.mark.parametrize("error", ERRORS.values(), ids=ERRORS.keys())
 def test_whatever_a_lying_a_raises_it_loses_with_a_short_reason(protocol, where, error):
     out = _play(protocol, _Raising(error, where))
-    assert (out.winner, out.forfeit, out.accepted, out.stopped) == ("B", "A", False, None)
-    assert out.reason.startswith("A forfeits: raised") and len(out.reason) < MAX_SHOWN + 100
+    assert (out.winner, out.forfeit, out.verdict) == ("B", "A", 0)
+    assert out.reason.startswith("A loses: ") and " raised " in out.reason
+    assert len(out.reason) < MAX_SHOWN + 100
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -87,7 +90,7 @@ def test_an_oversized_step_is_the_senders_forfeit_not_a_stop(protocol):
 
     assert len(big) == 3  # a short transcript stays valid: the cap is per field
     out = _play(protocol, Oversized(ITEM.dishonest))
-    assert (out.winner, out.forfeit, out.stopped) == ("B", "A", None), out.reason
+    assert (out.winner, out.forfeit) == ("B", "A"), out.reason
     assert "over the limit of 20,000" in out.reason
 
 
@@ -184,7 +187,7 @@ def test_b_cannot_change_the_transcript_v_judges():
             return 5
 
     out = _play("cross-examination", ScriptedA(ITEM.reference), Vandal(ITEM.reference))
-    assert (out.winner, out.forfeit, out.disputed_step) == ("A", None, 5), out.reason
+    assert (out.winner, out.forfeit, out.details["disputed_step"]) == ("A", None, 5), out.reason
 
 
 class _HostileJudge:
@@ -218,7 +221,49 @@ def test_a_hostile_judge_stops_its_debate_with_a_short_reason_and_decides_nothin
         JudgeLedger(_HostileJudge(how), timeout=0.3),
     )  # fmt: skip
     start = time.perf_counter()
-    out = asyncio.run(debate)
-    assert (out.accepted, out.winner, out.forfeit, out.stopped) == (None, None, None, "judge")
-    assert "judge 'hostile'" in out.reason and len(out.reason) < MAX_SHOWN + 200
+    with pytest.raises(DebateStopped) as stopped:
+        asyncio.run(debate)
+    assert stopped.value.kind == "judge"
+    reason = str(stopped.value)
+    assert "judge 'hostile'" in reason and len(reason) < MAX_SHOWN + 200
     assert time.perf_counter() - start < 5
+
+
+HIDDEN = {
+    "right-to-left override": "\u202e",
+    "zero-width space": "\u200b",
+    "zero-width joiner": "\u200d",
+    "byte order mark": "\ufeff",
+    "escape": "\x1b",
+    "private use": "\ue000",
+    "line separator": "\u2028",
+}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("where", ["transcript", "step"])
+@pytest.mark.parametrize("char", HIDDEN.values(), ids=HIDDEN.keys())
+def test_invisible_characters_are_the_senders_forfeit(protocol, where, char):
+    """A step a person would read differently from what V checks (e.g. ``7 * 5 = 3<RLO>53``)."""
+
+    class Hiding(ScriptedA):
+        async def transcript(self, task: str) -> object:
+            data = ITEM.dishonest.to_dict()
+            if where == "transcript":
+                data["steps"][7]["text"] += char
+            return data
+
+        async def step(self, task: str, t: int) -> object:
+            restated = ITEM.dishonest.to_dict()["steps"][t]
+            return {**restated, "text": restated["text"] + char}
+
+    out = _play(protocol, Hiding(ITEM.dishonest))
+    assert (out.winner, out.forfeit, out.verdict) == ("B", "A", 0), out.reason
+    assert f"U+{ord(char):04X}" in out.reason and "invisible or control character" in out.reason
+
+
+def test_visible_unicode_and_layout_whitespace_are_no_forfeit():
+    data = ITEM.reference.to_dict()
+    data["steps"][0]["text"] += "\tcafé — 5 € (≈ 5\u00a0USD)\n"
+    out = _play("cross-examination", ScriptedA(StepTranscript.from_dict(data)))
+    assert out.forfeit is None and out.winner == "A", out.reason

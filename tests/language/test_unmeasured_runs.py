@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from proofgames.errors import OracleError, ProtocolError
+from proofgames.errors import DebateStopped, OracleError, ProtocolError
 from proofgames.judging import Judgement, StepQuestion
 from proofgames.language import experiments
 from proofgames.language.costs import JudgeBudget
@@ -106,13 +106,13 @@ def test_a_prover_model_failing_stops_the_debate_without_a_forfeit() -> None:
     # at HEAD the failure was B's forfeit: the dishonest A was accepted, a measured win
     b = ModelProverB(get_model("mockllm/model", custom_outputs=down, memoize=False))
     item = generate_chain(10, seed=0)
-    out = asyncio.run(
-        cross_examination(
-            item.task_text, ScriptedA(item.dishonest), b, JudgeLedger(CalculatorJudge())
+    with pytest.raises(DebateStopped, match="API is down") as stopped:
+        asyncio.run(
+            cross_examination(
+                item.task_text, ScriptedA(item.dishonest), b, JudgeLedger(CalculatorJudge())
+            )
         )
-    )
-    assert out.accepted is None and out.forfeit is None and out.stopped == "model"
-    assert "API is down" in out.reason
+    assert stopped.value.kind == "model"
 
 
 def test_an_inspect_sample_whose_judge_failed_is_an_error_not_a_score(tmp_path: Path) -> None:

@@ -90,6 +90,21 @@ JudgeLogprobs = Annotated[
         show_default=False,
     ),
 ]
+Isolation = Annotated[
+    str,
+    typer.Option(help="in-process, or process: every prover in its own OS process (docs/wire.md)"),
+]
+StepProverA = Annotated[
+    str | None,
+    typer.Option("--prover-a", help="exec:COMMAND: a program that plays A (docs/wire.md)"),
+]
+StepProverB = Annotated[
+    str | None,
+    typer.Option("--prover-b", help="exec:COMMAND: a program that plays B (docs/wire.md)"),
+]
+MoveTimeout = Annotated[
+    float, typer.Option(help="Seconds a prover's move may take (pre-empted; its forfeit).")
+]
 ReportFolder = Annotated[Path, typer.Option(help="Folder for results.json, tables.md, figures.")]
 Seed = Annotated[int, typer.Option(min=0, help="Seed of every random choice (non-negative).")]
 
@@ -185,6 +200,29 @@ def _judge_setup(
     return _JudgeSetup(spec, config)
 
 
+def _programs(isolation: str, specs: dict[str, str | None]) -> dict[str, list[str]]:
+    """The commands of ``--prover-a/-b exec:COMMAND`` (which need ``--isolation process``)."""
+    import shlex
+
+    from ..errors import ProofgamesError
+    from ..language._sides import check_isolation
+
+    check_isolation(isolation)
+    out: dict[str, list[str]] = {}
+    for role, spec in specs.items():
+        if spec is None:
+            continue
+        if not spec.startswith("exec:"):
+            raise ProofgamesError(f"--prover-{role.lower()} takes exec:COMMAND, not {spec!r}")
+        if isolation != "process":
+            raise ProofgamesError(f"{spec!r} runs a program: it needs --isolation process")
+        command = shlex.split(spec[5:])
+        if not command:
+            raise ProofgamesError("exec: needs a command, e.g. exec:'python3 my_prover.py'")
+        out[role] = command
+    return out
+
+
 def _show(title: str, rows: list[dict[str, Any]], as_json: bool) -> None:
     """Print a run's summary (and, with ``--json``, every debate); warn if it stopped early."""
     from ..language.experiments import summarize
@@ -216,9 +254,15 @@ def generated(
     judge_reason: JudgeReason = None,
     judge_prompt: JudgePrompt = None,
     judge_logprobs: JudgeLogprobs = None,
+    isolation: Isolation = "in-process",
+    prover_a: StepProverA = None,
+    prover_b: StepProverB = None,
+    timeout: MoveTimeout = 600.0,
 ) -> None:
     """The generated ledger task: honest A vs contrarian B, dishonest A vs honest B.
 
+    A program as B (--prover-b exec:COMMAND) meets both A's; a program as A defends its
+    own answer once per problem against the honest B (truth: its answer is right).
     With --json: the summary and every debate, as one JSON object.
     """
     import asyncio
@@ -233,6 +277,7 @@ def generated(
     )  # fmt: skip
     with one_line_errors(), setup.active():
         check_problems(n, "--n")
+        programs = _programs(isolation, {"A": prover_a, "B": prover_b})
         rows = asyncio.run(
             generated_games(
                 steps,
@@ -242,6 +287,9 @@ def generated(
                 judge=setup.spec,
                 figure1=figure1,
                 budget=JudgeBudget(max_calls=max_judge_calls, call_timeout=judge_timeout),
+                isolation=isolation,
+                programs=programs,
+                timeout=timeout,
             )
         )
     _show(f"{protocol} on the generated task, {steps} steps, judge {setup.spec}", rows, json)

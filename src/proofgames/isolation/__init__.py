@@ -63,6 +63,8 @@ __all__ = [
 DEFAULT_TIMEOUT = 600.0  # seconds per call when the debate sets no timeout
 STARTUP_SECONDS = 60.0  # seconds a party's process has to answer the hello (or the timeout)
 CLOSE_GRACE = 1.0  # seconds the processes get to exit on their own at the end
+#: The library's own party runners (``python -m ...``): they get our source path and plugins.
+RUNNERS = (["-m", "proofgames.isolation.party"], ["-m", "proofgames.language.step_party"])
 Party = str | Sequence[str]
 __all__ += ["round_dict", "state_dict"]  # plain forms, kept here for earlier releases' callers
 
@@ -174,8 +176,8 @@ class _Link:
         self._startup = startup
         self._failed: Exception | None = None
         env = None
-        if argv[1:3] == ["-m", "proofgames.isolation.party"]:  # our own runner: it imports us, and
-            src = str(Path(__file__).resolve().parent.parent)  # every plugin we registered
+        if argv[1:3] in RUNNERS:  # our own runners: they import us, and every plugin
+            src = str(Path(__file__).resolve().parent.parent)  # we registered
             old = os.environ.get("PYTHONPATH")
             env = dict(os.environ, PYTHONPATH=src + (os.pathsep + old if old else ""))
             env = plugins.child_environment(env)

@@ -1,7 +1,8 @@
 """Debate over language-model reasoning: step transcripts, judges, provers, protocols.
 
 The core (transcripts, parsers, calculator/scripted/callback judges, scripted provers,
-the protocols and their costs, the generated task, GSM8K loading) needs nothing beyond
+the protocols -- played by the core driver, ending in the core ``Outcome`` -- the
+generated task, GSM8K loading) needs nothing beyond
 the base install.  Model judges and provers, and the Inspect AI tasks, need the
 ``language`` extra (``pip install 'proofgames[language]'``); see ``docs/language.md``.
 
@@ -12,11 +13,11 @@ Example:
     >>> item = generate_chain(50, seed=0, error_at=17)
     >>> out = asyncio.run(cross_examination(item.task_text, ScriptedA(item.dishonest),
     ...     ReferenceB(item.reference), JudgeLedger(CalculatorJudge())))
-    >>> out.accepted, out.reason
-    (False, 'the judge rejected step 18')
+    >>> out.verdict, out.winner, out.reason
+    (0, 'B', 'the judge rejected step 18')
 """
 
-from ._moves import LanguageOutcome
+from ..errors import DebateStopped
 from .costs import BudgetExhausted, DebateCosts, JudgeBudget, JudgeLedger
 from .figure1 import Figure1Check
 from .generated import GeneratedItem, generate_chain
@@ -49,12 +50,12 @@ __all__ = [
     "CheckerB",
     "ContrarianB",
     "DebateCosts",
+    "DebateStopped",
     "Figure1Check",
     "GeneratedItem",
     "InconsistentA",
     "JudgeBudget",
     "JudgeLedger",
-    "LanguageOutcome",
     "ProverA",
     "ProverB",
     "ProverReply",

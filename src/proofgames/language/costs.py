@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from .. import interrupts
 from ..errors import OracleError, ProofgamesError, ProtocolError
 from ..judging import Judgement, StepJudge, StepQuestion
-from ..protocols._common import describe_exception
+from ..protocols._common import DebateCosts, describe_exception
+
+__all__ = ["BudgetExhausted", "DebateCosts", "JudgeBudget", "JudgeLedger"]
 
 
 class _JudgeRaised(Exception):
@@ -54,48 +56,6 @@ def _cut(text: str) -> str:
 
 class BudgetExhausted(ProofgamesError):
     """The judge budget is spent: the run stops and reports it."""
-
-
-@dataclass
-class DebateCosts:
-    """What one debate cost.
-
-    Attributes:
-        judge_calls: Calls to the judge (model requests, human answers, checks).
-        human_judgements: How many of those were people's answers.
-        judge_input_tokens: Tokens the judge read.
-        judge_output_tokens: Tokens the judge wrote.
-        prover_input_tokens: Tokens the provers read (model provers only).
-        prover_output_tokens: Tokens the provers wrote.
-        verifier_read_tokens: Tokens V itself read (claims, the final answer).
-        cost_usd: Money, where a provider reported it (``None`` if none did).
-    """
-
-    judge_calls: int = 0
-    human_judgements: int = 0
-    judge_input_tokens: int = 0
-    judge_output_tokens: int = 0
-    prover_input_tokens: int = 0
-    prover_output_tokens: int = 0
-    verifier_read_tokens: int = 0
-    cost_usd: float | None = None
-
-    def add_judgement(self, j: Judgement) -> None:
-        """Count one judgement."""
-        self.judge_calls += j.calls
-        self.human_judgements += j.human_judgements
-        self.judge_input_tokens += j.input_tokens
-        self.judge_output_tokens += j.output_tokens
-        self.add_money(j.cost_usd)
-
-    def add_money(self, usd: float | None) -> None:
-        """Add money reported by a provider (``None``: not reported)."""
-        if usd is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + usd
-
-    def to_dict(self) -> dict[str, object]:
-        """Plain JSON data."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,14 @@ Example:
     ...     async def judge(self, question):
     ...         return Judgement(p_yes=float("36" not in question.step))
     >>> out = asyncio.run(demo_debate(Checker()))
-    >>> out.winner, out.disputed_step, demo_question().step
+    >>> out.winner, out.details["disputed_step"], demo_question().step
     ('B', 1, 'So 7 * 5 = 36.')
 """
 
 from __future__ import annotations
 
 from ..judging import StepJudge, StepQuestion
-from ._moves import LanguageOutcome
+from ..protocols import Outcome
 from .costs import JudgeLedger
 from .protocols import cross_examination
 from .provers import ReferenceB, ScriptedA
@@ -59,7 +59,7 @@ def demo_question() -> StepQuestion:
     return lying_transcript().question(1)
 
 
-async def demo_debate(judge: StepJudge, *, timeout: float = 600.0) -> LanguageOutcome:
+async def demo_debate(judge: StepJudge, *, timeout: float = 600.0) -> Outcome:
     """The lying A against the honest B, by cross-examination, judged by ``judge``."""
     lie, truth = lying_transcript(), honest_transcript()
     return await cross_examination(

@@ -4,10 +4,13 @@ Judges are named by a spec: ``calculator`` (annotations), ``calculator-grounded`
 shown in the inputs), ``scripted:E`` (error rate E, reference: the
 exact calculator with operand grounding), or ``model`` (the Inspect model in role
 ``judge``; needs the ``language`` extra; ``model:NAME`` must name a model Inspect can
-load, checked before any debate).  Rates come with 95% Wilson intervals, over the
-debates that finished: a run stopped by a spent budget keeps its finished debates; a
-judge that fails (a model API error, an answer that is neither yes nor no) stops the run
-with an :class:`~proofgames.errors.OracleError` instead of a measurement.
+load, checked before any debate).  Each debate is played by the core driver and ends in
+the core :class:`~proofgames.protocols.Outcome`, or stops with no verdict
+(:class:`~proofgames.errors.DebateStopped`: its judge or a model failed, or the budget is
+spent). Rates come with 95% Wilson intervals, over the debates that finished; a stopped
+debate is counted and reported in its row, and the batch goes on (a spent budget ends
+it, keeping the finished debates). A run in which no debate finished is an
+:class:`~proofgames.errors.OracleError`.
 
 Example:
     >>> import asyncio
@@ -28,17 +31,18 @@ import numpy as np
 
 from .._seeds import check_seed
 from ..analysis.intervals import wilson_interval
-from ..errors import OracleError, ProtocolError
+from ..errors import DebateStopped, OracleError, ProtocolError
 from ..judging import StepJudge, StepQuestion
+from ..protocols import Outcome
 from ..stochastic.optimize import optimize_params
-from ._moves import LanguageOutcome
+from ._sides import Programs, check_isolation, debates, program_truth, sides
 from .costs import DebateCosts, JudgeBudget, JudgeLedger
 from .figure1 import Figure1Check, liar_announcement
 from .generated import generate_chain
 from .gsm8k import load_gsm8k
 from .judges import CalculatorJudge, ScriptedJudge
-from .protocols import bisection, consultancy, cross_examination, whole_transcript
-from .provers import CheckerB, ContrarianB, ProverA, ProverB, ReferenceB, ScriptedA
+from .protocols import DEFAULT_TIMEOUT, bisection, consultancy, cross_examination, whole_transcript
+from .provers import CheckerB, ScriptedA
 
 PROTOCOLS = ("cross-examination", "bisection", "whole-transcript", "consultancy")
 Row = dict[str, Any]
@@ -70,29 +74,51 @@ def make_judge(spec: str, seed: int) -> StepJudge:
 
 
 async def play(
-    protocol: str, task: str, a: ProverA, b: ProverB, ledger: JudgeLedger, seed: int,
-    figure1: Figure1Check | None = None,
-) -> LanguageOutcome:  # fmt: skip
-    """Play one debate of ``protocol``."""
+    protocol: str, task: str, a: object, b: object, ledger: JudgeLedger, seed: int,
+    figure1: Figure1Check | None = None, timeout: float = DEFAULT_TIMEOUT,
+) -> Outcome:  # fmt: skip
+    """Play one debate of ``protocol`` (seeded by ``seed``; ``timeout`` seconds per move).
+
+    Raises:
+        DebateStopped: the debate has no verdict (its judge or a model failed, or the
+            budget is spent).
+    """
+    t = timeout
     if protocol == "cross-examination":
-        return await cross_examination(task, a, b, ledger, figure1=figure1)
+        return await cross_examination(task, a, b, ledger, figure1=figure1, seed=seed, timeout=t)
     if protocol == "bisection":
-        return await bisection(task, a, b, ledger, figure1=figure1)
+        return await bisection(task, a, b, ledger, figure1=figure1, seed=seed, timeout=t)
     if protocol == "whole-transcript":
-        return await whole_transcript(task, a, ledger)
+        return await whole_transcript(task, a, ledger, seed=seed, timeout=t)
     if protocol == "consultancy":
-        return await consultancy(task, a, ledger, seed=seed)
+        return await consultancy(task, a, ledger, seed=seed, timeout=t)
     raise ProtocolError(f"unknown protocol {protocol!r}: use one of {', '.join(PROTOCOLS)}")
 
 
-def _row(out: LanguageOutcome, truth: bool, **extra: Any) -> Row:
-    c = out.costs
+async def _played(
+    protocol: str, task: str, a: object, b: object, ledger: JudgeLedger, seed: int,
+    figure1: Figure1Check | None = None, timeout: float = DEFAULT_TIMEOUT,
+) -> Outcome | DebateStopped:  # fmt: skip
+    """:func:`play`, with a stopped debate as a value (a batch counts it and goes on)."""
+    try:
+        return await play(protocol, task, a, b, ledger, seed, figure1, timeout)
+    except DebateStopped as exc:
+        return exc
+
+
+def _row(out: Outcome | DebateStopped, truth: bool, **extra: Any) -> Row:
+    """One debate's row: its verdict against the truth, its costs, why it ended."""
+    if isinstance(out, DebateStopped):
+        c: Any = out.costs
+        accepted, reason, step, stopped = None, str(out), None, out.kind
+    else:
+        c, reason, stopped = out.costs, out.reason, None
+        accepted, step = out.verdict == 1, out.details.get("disputed_step")
     return {
-        **extra, "truth": truth, "accepted": out.accepted, "correct": out.accepted is truth,
+        **extra, "truth": truth, "accepted": accepted, "correct": accepted is truth,
         "judge_calls": c.judge_calls, "judge_input_tokens": c.judge_input_tokens,
         "prover_tokens": c.prover_input_tokens + c.prover_output_tokens,
-        "cost_usd": c.cost_usd, "reason": out.reason, "disputed_step": out.disputed_step,
-        "stopped": out.stopped,
+        "cost_usd": c.cost_usd, "reason": reason, "disputed_step": step, "stopped": stopped,
     }  # fmt: skip
 
 
@@ -125,13 +151,13 @@ def _seeds(seed: int, n: int) -> list[int]:
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
 
 
-def _stop_if_failed(out: LanguageOutcome, rows: list[Row]) -> bool:
+def _stop_if_failed(out: Outcome | DebateStopped) -> bool:
     """True when the run must stop here: the judge budget of the whole run is spent.
 
     A debate its judge or a prover's model stopped is counted (its row has ``accepted``
     ``None`` and says why) and the batch goes on: one stopped debate never ends a batch.
     """
-    return out.accepted is None and out.stopped == "budget"
+    return isinstance(out, DebateStopped) and out.kind == "budget"
 
 
 def _measured(rows: list[Row]) -> list[Row]:
@@ -149,27 +175,38 @@ def _measured(rows: list[Row]) -> list[Row]:
 
 async def generated_games(
     steps: int, n: int, *, seed: int, protocol: str, judge: str, figure1: bool = False,
-    budget: JudgeBudget | None = None,
+    budget: JudgeBudget | None = None, isolation: str = "in-process",
+    programs: Programs | None = None, timeout: float = DEFAULT_TIMEOUT,
 ) -> list[Row]:  # fmt: skip
     """``n`` generated problems, each debated twice.
 
     Honest A meets a contrarian B (truth: accept); the dishonest A meets the reference
     B (truth: reject).  With a ``budget`` for the whole run, the run stops at the first
-    debate the budget cannot pay for (that debate's row says so).
+    debate the budget cannot pay for (that debate's row says so). With
+    ``isolation="process"`` every built-in prover runs in a process of its own;
+    ``programs`` maps a role to a command that plays it in every debate (see
+    :mod:`._sides`: a program A debates each problem once, against the reference B).
     """
+    programs = dict(programs or {})
+    check_isolation(isolation)
+    if figure1 and "A" in programs:
+        raise ProtocolError("Figure 1 needs A's announcements: not with a program as A")
     rows: list[Row] = []
     spent = DebateCosts()
     for i, s in enumerate(_seeds(seed, n)):
         item = generate_chain(steps, seed=s)
-        for honest in (True, False):
-            j = make_judge(judge, seed=s + honest)
-            fig1 = _figure1(j, s, honest) if figure1 else None
-            a = ScriptedA(item.reference if honest else item.dishonest)
-            b: ProverB = ContrarianB(s) if honest else ReferenceB(item.reference)
+        for truth, names in debates(item, programs):
+            j = make_judge(judge, seed=s + bool(truth))
+            fig1 = _figure1(j, s, bool(truth)) if figure1 else None
             ledger = JudgeLedger(j, budget or JudgeBudget(), costs=spent)
-            out = await play(protocol, item.task_text, a, b, ledger, s, fig1)
-            stop = _stop_if_failed(out, rows)
-            rows.append(_row(out, honest, item=i, steps=steps, error_at=item.error_at))
+            with sides(item, names, protocol=protocol, seed=s, isolation=isolation,
+                       programs=programs, timeout=timeout, task_seed=s) as (a, b):  # fmt: skip
+                out = await _played(protocol, item.task_text, a, b, ledger, s, fig1, timeout)
+            if truth is None:
+                answer = None if isinstance(out, DebateStopped) else out.details.get("answer")
+                truth = program_truth(answer, item)
+            stop = _stop_if_failed(out)
+            rows.append(_row(out, truth, item=i, steps=steps, error_at=item.error_at))
             if stop:
                 return _measured(rows)
     return _measured(rows)
@@ -208,19 +245,27 @@ async def gsm8k_games(
     make_judge(judge, seed)  # a judge that cannot be used fails before any debate
     for sol in load_gsm8k(path, limit):
         meta = {"index": sol.index, "model": sol.model}
-        if sol.transcript is None:
-            out = LanguageOutcome(
-                protocol, False, "B", f"A forfeits: {sol.parse_error}", forfeit="A"
-            )
-        else:
-            a, b = ScriptedA(sol.transcript), CheckerB()
-            ledger = JudgeLedger(make_judge(judge, seed), budget or JudgeBudget(), costs=spent)
-            out = await play(protocol, " ".join(sol.transcript.task), a, b, ledger, seed)
-        stop = _stop_if_failed(out, rows)
+        if sol.transcript is None:  # A's solution is no transcript: no debate, A loses
+            rows.append(_unparsed(sol.parse_error, sol.is_correct, **meta))
+            continue
+        a, b = ScriptedA(sol.transcript), CheckerB()
+        ledger = JudgeLedger(make_judge(judge, seed), budget or JudgeBudget(), costs=spent)
+        out = await _played(protocol, " ".join(sol.transcript.task), a, b, ledger, seed)
+        stop = _stop_if_failed(out)
         rows.append(_row(out, sol.is_correct, **meta))
         if stop:
             break
     return _measured(rows)
+
+
+def _unparsed(error: object, truth: bool, **extra: Any) -> Row:
+    """The row of a solution that is no transcript: rejected before any debate."""
+    return {
+        **extra, "truth": truth, "accepted": False, "correct": truth is False,
+        "judge_calls": 0, "judge_input_tokens": 0, "prover_tokens": 0, "cost_usd": None,
+        "reason": f"A loses: malformed transcript: {error}", "disputed_step": None,
+        "stopped": None,
+    }  # fmt: skip
 
 
 def _rate(rows: Sequence[Row], key: str) -> tuple[float, tuple[float, float]]:

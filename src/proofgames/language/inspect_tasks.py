@@ -48,6 +48,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from collections.abc import Sequence
@@ -75,9 +76,9 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from proofgames._seeds import check_seed
 from proofgames.analysis.intervals import wilson_interval
-from proofgames.errors import OracleError, ProtocolError
+from proofgames.errors import DebateStopped, ProtocolError
 from proofgames.language._inspect_events import EventLog, log_outcome, watch_judge, watch_prover
-from proofgames.language.costs import JudgeLedger
+from proofgames.language.costs import DebateCosts, JudgeLedger
 from proofgames.language.experiments import PROTOCOLS, make_judge, play
 from proofgames.language.generated import generate_chain
 from proofgames.language.gsm8k import load_gsm8k
@@ -92,10 +93,6 @@ from proofgames.language.provers import (
     ScriptedA,
 )
 from proofgames.language.transcript import StepTranscript, same_value
-
-
-class DebateStopped(OracleError):
-    """A sample's debate did not finish (its judge or a prover's model failed): an error."""
 
 
 def sample_seed(task_seed: int, sample_id: object, epoch: int = 1) -> int:
@@ -167,11 +164,20 @@ async def _debate(
     b = watch_prover(log, "B", _b(str(meta.get("prover_b", "checker")), meta, seeds["b"]),
                      ("dispute", "half"))  # fmt: skip
     ledger = JudgeLedger(watch_judge(log, make_judge(judge, seeds["judge"])))
-    out = await play(protocol, task_text, a, b, ledger, seeds["protocol"])
-    outcome = out.to_dict()
+    try:
+        out = await play(protocol, task_text, a, b, ledger, seeds["protocol"])
+    except DebateStopped as exc:
+        costs = exc.costs.to_dict() if isinstance(exc.costs, DebateCosts) else {}
+        return {"accepted": None, "winner": None, "forfeit": None, "stopped": exc.kind,
+                "reason": str(exc), "costs": costs}  # fmt: skip
+    answer = out.details.get("answer")
+    outcome = out.to_dict() | {
+        "accepted": out.verdict == 1, "stopped": None, "costs": dataclasses.asdict(out.costs),
+        "answer": answer, "disputed_step": out.details.get("disputed_step"),
+    }  # fmt: skip
     if meta.get("prover_a") == "model":  # the truth: is the model's answer the right one?
         right = StepTranscript.from_dict(meta["reference"]).answer
-        outcome["truth"] = out.answer is not None and same_value(out.answer, right)
+        outcome["truth"] = isinstance(answer, str) and same_value(answer, right)
     return outcome
 
 
@@ -202,7 +208,8 @@ def debate_solver(protocol: str, judge: str, seed: int = 0) -> Solver:
         outcome["seed"] = own
         log_outcome(log, outcome)
         if outcome["accepted"] is None and outcome.get("stopped") != "budget":
-            raise DebateStopped(f"the debate did not finish: {outcome['reason']}")
+            kind = str(outcome.get("stopped") or "judge")
+            raise DebateStopped(kind, f"the debate did not finish: {outcome['reason']}")
         meta["outcome"] = outcome
         verdict = "stopped" if outcome["accepted"] is None else (
             "accept" if outcome["accepted"] else "reject"
@@ -280,7 +287,9 @@ def verdict_scorer() -> Any:
     async def score(state: TaskState, target: Target) -> Score:
         outcome = state.metadata.get("outcome")
         if not isinstance(outcome, dict):
-            raise DebateStopped("the debate never finished (an Inspect limit?): no outcome")
+            raise DebateStopped(
+                "limit", "the debate never finished (an Inspect limit?): no outcome"
+            )
         verdict = state.output.completion
         want = target.text
         if "truth" in outcome:  # a model A wrote the transcript: judged against its answer

@@ -23,28 +23,23 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
 from ..errors import OracleError
+from ..protocols._outcome import ProverReply
+
+__all__ = [
+    "CheckerB", "ContrarianB", "InconsistentA", "ModelFailed", "ProverA", "ProverB",
+    "ProverReply", "ReferenceB", "ScriptedA",
+]  # fmt: skip
 from .judges import CalculatorJudge
 from .transcript import ArgumentStep, StepTranscript, same_value
 
 
 class ModelFailed(OracleError):
     """The model behind a prover failed (e.g. its API): the run stops, no one forfeits."""
-
-
-@dataclass(frozen=True)
-class ProverReply:
-    """A move's value with what making it cost."""
-
-    value: object
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
 
 
 class ProverA(Protocol):

@@ -9,10 +9,11 @@ out.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -23,142 +24,16 @@ from .._registry import StrategySpec
 from .._seeds import check_seed, check_timeout
 from ..errors import ProofgamesError
 from ..wire import Malformed
+from ._calls import Raised, check_reply, describe_exception, run_move, shown_exception
+from ._outcome import TALLIED, Costs, DebateCosts, Message, Outcome, ProverReply
+
+__all__ = [
+    "Costs", "Debate", "DebateCosts", "Forfeit", "GameContext", "Message", "Outcome",
+    "Party", "ProverReply", "describe_exception", "player_spec", "reported_queries",
+    "spawn_rngs",
+]  # fmt: skip
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Message:
-    """One message of a debate: who sent what, in which round."""
-
-    round: int
-    sender: str
-    kind: str
-    content: Any
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form."""
-        return {
-            "round": self.round,
-            "sender": self.sender,
-            "kind": self.kind,
-            "content": self.content,
-        }
-
-
-@dataclass(frozen=True)
-class Costs:
-    """What a debate cost each party.
-
-    Attributes:
-        rounds: interaction rounds.
-        verifier_reads: transcript entries or configurations V read.
-        verifier_read_unit: ``"entries"`` or ``"configurations"``.
-        verifier_bits: the same reads measured in bits.
-        verifier_queries: V's oracle queries.
-        verifier_steps: machine steps V simulated itself.
-        prover_steps: machine steps each prover simulated.
-        prover_queries: oracle queries each prover made.
-        prover_reads: entries of the other prover's messages each prover read.
-        seconds: wall time of the whole debate (not part of equality).
-
-    """
-
-    rounds: int
-    verifier_reads: int
-    verifier_read_unit: str
-    verifier_bits: int
-    verifier_queries: int
-    verifier_steps: int
-    prover_steps: dict[str, int]
-    prover_queries: dict[str, int]
-    prover_reads: dict[str, int]
-    seconds: float = field(default=0.0, compare=False)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The record of one debate.
-
-    Attributes:
-        protocol: protocol name.
-        machine: the machine's name.
-        steps: T.
-        claim: the output A asserts.
-        verdict: 1 iff V accepts A's claim.
-        winner: ``"A"`` or ``"B"``.
-        reason: why V decided as it did (including forfeits).
-        prover_a: who played A.
-        prover_b: who played B.
-        seed: the seed every random choice flowed from.
-        messages: the full message transcript.
-        costs: rounds, reads and work.
-        forfeit: the party that lost by misbehaving (``"A"``, ``"B"``) or ``None``.
-        details: protocol-specific facts (plain JSON values), e.g. the witness sent or
-            the stochastic parameters.
-        isolation: ``"in-process"`` or ``"process"``.
-
-    Example:
-        >>> from proofgames import play
-        >>> out = play("bisection", "bb2", claim=0, a="flip-step", b="honest", seed=0)
-        >>> out.verdict, out.winner, out.reason
-        (0, 'B', "A's configurations at times 2 and 3 are not one step apart")
-        >>> out.costs.rounds, out.costs.verifier_reads, out.costs.verifier_read_unit
-        (3, 5, 'configurations')
-        >>> " ".join(f"{m.sender}:{m.kind}" for m in out.messages[:3])
-        'A:final A:midpoint B:dispute'
-        >>> out.to_dict(messages=False)["prover_a"]
-        {'name': 'flip-step', 'args': {'at': 0.5}}
-
-    """
-
-    protocol: str
-    machine: str
-    steps: int
-    claim: int
-    verdict: int
-    winner: str
-    reason: str
-    prover_a: StrategySpec
-    prover_b: StrategySpec
-    seed: int | None
-    messages: tuple[Message, ...]
-    costs: Costs
-    forfeit: str | None = None
-    details: dict[str, Any] = field(default_factory=dict, compare=False)
-    isolation: str = "in-process"
-
-    def to_dict(self, messages: bool = True) -> dict[str, Any]:
-        """A flat JSON-friendly dictionary (the CLI's ``--json`` output)."""
-        c = self.costs
-        out: dict[str, Any] = {
-            "protocol": self.protocol,
-            "machine": self.machine,
-            "claim": self.claim,
-            "verdict": self.verdict,
-            "winner": self.winner,
-            "reason": self.reason,
-            "steps": self.steps,
-            "rounds": c.rounds,
-            "verifier_reads": c.verifier_reads,
-            "verifier_read_unit": c.verifier_read_unit,
-            "verifier_bits": c.verifier_bits,
-            "verifier_queries": c.verifier_queries,
-            "verifier_steps": c.verifier_steps,
-            "prover_steps": dict(c.prover_steps),
-            "prover_queries": dict(c.prover_queries),
-            "prover_reads": dict(c.prover_reads),
-            "seconds": c.seconds,
-            "seed": self.seed,
-            "prover_a": self.prover_a.to_dict(),
-            "prover_b": self.prover_b.to_dict(),
-            "forfeit": self.forfeit,
-            "isolation": self.isolation,
-            "details": dict(self.details),
-        }
-        if messages:
-            out["messages"] = [m.to_dict() for m in self.messages]
-        return out
 
 
 class Forfeit(Exception):
@@ -173,17 +48,6 @@ class Forfeit(Exception):
         super().__init__(f"{party} forfeits: {reason}")
         self.party = party
         self.reason = reason
-
-
-def describe_exception(exc: BaseException) -> str:
-    """``Type: message`` for a party's exception, without trusting its code."""
-    try:
-        name = type.__getattribute__(type(exc), "__name__")
-        text = BaseException.__str__(exc)
-        out = f"{name}: {text}" if text else str(name)
-        return out if isinstance(out, str) else "an exception"
-    except BaseException:  # a hostile __str__ or __name__
-        return "an exception that could not be described"
 
 
 @dataclass
@@ -222,11 +86,19 @@ class Party:
         player: the party's object (a registered strategy or any object with the role's
             methods).
         debate: the debate whose record a forfeit goes into.
-        timeout: seconds allowed per call; in-process it is checked when the call returns.
+        timeout: seconds allowed per call: :meth:`call` checks it when the call returns,
+            :meth:`acall` pre-empts the call.
+        trusted: the library's own model-backed party (its model client runs on the
+            run's event loop, and its ``debate.stop_on`` errors stop the run instead of
+            losing); every other party is untrusted.
     """
 
-    def __init__(self, name: str, player: object, debate: Debate, timeout: float | None) -> None:
+    def __init__(
+        self, name: str, player: object, debate: Debate, timeout: float | None,
+        trusted: bool = False,
+    ) -> None:  # fmt: skip
         self.name, self._player, self._debate, self._timeout = name, player, debate, timeout
+        self._trusted = trusted
 
     def call(
         self,
@@ -254,21 +126,67 @@ class Party:
             except BaseException as exc:
                 if interrupts.by_user(exc):
                     raise
-                d.blame(self.name, f"{what} raised {describe_exception(exc)}")
+                d.blame(self.name, f"{what} raised {shown_exception(exc)}")
                 raw = None
             interrupts.check()  # a party that swallowed the user's signal cannot hide it
         d.check()
         elapsed = time.perf_counter() - start
         if self._timeout is not None and elapsed > self._timeout:
             d.forfeit(self.name, f"{what} timed out ({elapsed:.3g}s > {self._timeout:.3g}s)")
+        return self._parsed(what, raw, parse)
+
+    async def acall(
+        self, what: str, method: str, *args: Any, parse: Callable[[Any], T] | None = None,
+    ) -> Any:  # fmt: skip
+        """:meth:`call` for a party whose moves may be coroutines or may block.
+
+        The same forfeit rule, with the timeout pre-empting the call: an untrusted party
+        runs in a daemon thread of its own (:func:`~._calls.run_move`), abandoned at the
+        timeout; a trusted one is awaited on the run's loop, and only its
+        ``debate.stop_on`` errors pass (the run stops; no one forfeits).  A
+        :class:`ProverReply` is unwrapped and its reported costs, once checked, go into
+        ``debate.tally``; costs out of range are the party's forfeit.
+        """
+        d = self._debate
+        d.check()
+        try:
+            with interrupts.guard():
+                if self._trusted:
+                    move = getattr(self._player, method)(*args)
+                else:
+                    move = run_move(self._player, method, args)
+                raw = await asyncio.wait_for(move, self._timeout)
+                interrupts.check()
+        except asyncio.TimeoutError:
+            d.forfeit(self.name, f"{what} timed out after {self._timeout:g} s")
+        except Raised as carried:
+            d.forfeit(self.name, f"{what} raised {shown_exception(carried.raised)}")
+        except BaseException as exc:
+            if interrupts.by_user(exc) or (self._trusted and isinstance(exc, d.stop_on)):
+                raise
+            d.forfeit(self.name, f"{what} raised {shown_exception(exc)}")
+        d.check()
+        if type(raw) is ProverReply:
+            wrong = check_reply(raw)
+            if wrong is not None:
+                d.forfeit(self.name, wrong)
+            d.tally.prover_input_tokens += raw.input_tokens
+            d.tally.prover_output_tokens += raw.output_tokens
+            d.tally.add_money(None if raw.cost_usd is None else float(raw.cost_usd))
+            raw = raw.value
+        return self._parsed(what, raw, parse)
+
+    def _parsed(self, what: str, raw: Any, parse: Callable[[Any], T] | None) -> Any:
+        """``parse(raw)``, V's own copy; a message it refuses is this party's forfeit."""
         if parse is None:
             return raw
+        d = self._debate
         try:
             return parse(raw)
         except Malformed as exc:
             d.forfeit(self.name, f"sent a malformed {what}: {exc.reason}")
         except (ProofgamesError, OverflowError, ValueError, TypeError) as exc:
-            d.forfeit(self.name, f"sent a malformed {what}: {describe_exception(exc)}")
+            d.forfeit(self.name, f"sent a malformed {what}: {shown_exception(exc)}")
         raise AssertionError("unreachable")  # pragma: no cover
 
     @property
@@ -295,7 +213,12 @@ def reported_queries(player: object) -> int:
 
 
 def player_spec(player: object, protocol: str, role: str) -> StrategySpec:
-    """Who played, read once and copied: a registered spec, or the class name of a custom one."""
+    """Who played, read once and copied: a registered spec, or the class name of a custom one.
+
+    ``None`` (no one plays the role, as B in a one-prover baseline) is ``"none"``.
+    """
+    if player is None:
+        return StrategySpec(protocol, role, "none")
     try:
         spec = getattr(player, "spec", None)
     except BaseException:
@@ -323,6 +246,9 @@ class Debate:
         oracle: the oracle the machine queries.
         seed: root seed; A, B and V get independent streams split from it.
         timeout: seconds allowed per party call.
+        trusted: the classes of the library's own model-backed parties (see
+            :class:`Party`); a party is trusted only if its type is one of them exactly.
+        stop_on: what a trusted party may raise to stop the run (its model failed).
     """
 
     def __init__(
@@ -333,17 +259,21 @@ class Debate:
         oracle: Oracle | None,
         seed: int | None,
         timeout: float | None = None,
+        *,
+        trusted: tuple[type, ...] = (),
+        stop_on: tuple[type[BaseException], ...] = (),
     ) -> None:
-        self.protocol, self.seed = protocol, seed
+        self.protocol, self.seed, self.stop_on = protocol, seed, stop_on
         timeout = check_timeout(timeout)
         self.specs = {
             "A": player_spec(prover_a, protocol, "A"),
             "B": player_spec(prover_b, protocol, "B"),
         }
         self.parties = {
-            "A": Party("A", prover_a, self, timeout),
-            "B": Party("B", prover_b, self, timeout),
+            p: Party(p, player, self, timeout, type(player) in trusted)
+            for p, player in (("A", prover_a), ("B", prover_b))
         }
+        self.tally = DebateCosts()  # what judges and provers report, as the debate runs
         self.start = time.perf_counter()
         self.ledger = OracleLedger(oracle)
         self._party_ledgers = {p: OracleLedger(copy.deepcopy(oracle)) for p in ("A", "B")}
@@ -411,8 +341,13 @@ class Debate:
         bits: int,
         verifier_steps: int,
         b_reads: int,
+        queries: int | None = None,
     ) -> Outcome:
-        """Close the debate: log V's verdict and assemble the record with every cost."""
+        """Close the debate: log V's verdict and assemble the record with every cost.
+
+        ``queries``: V's oracle queries where V's oracle is not the debate's oracle
+        ledger (a judge's calls, counted by the caller).
+        """
         self.say(self.messages[-1].round if self.messages else 0, "V", "verdict", verdict)
         party_counts = {
             p: ledger.counts()[p] + self.parties[p].reported_queries
@@ -423,12 +358,13 @@ class Debate:
             verifier_reads=reads,
             verifier_read_unit=unit,
             verifier_bits=bits,
-            verifier_queries=self.ledger.counts()["V"],
+            verifier_queries=self.ledger.counts()["V"] if queries is None else queries,
             verifier_steps=verifier_steps,
             prover_steps={p: self.parties[p].work for p in ("A", "B")},
             prover_queries=party_counts,
             prover_reads={"A": 0, "B": b_reads},
             seconds=time.perf_counter() - self.start,
+            **{k: getattr(self.tally, k) for k in TALLIED},
         )
         return Outcome(
             self.protocol,
