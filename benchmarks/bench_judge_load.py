@@ -35,7 +35,7 @@ from proofgames.judge import accounts, service
 from proofgames.judge.app import create_app
 from proofgames.judge.models import Membership, Question
 from proofgames.judge.web import Settings
-from proofgames.judging import StepQuestion
+from proofgames.judges import StepQuestion
 from proofgames.reporting import write_atomic, write_json
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -36,8 +36,8 @@ def test_the_site_builds_strictly_with_every_guide_and_the_api_reference(tmp_pat
         name = "" if page == "index" else page
         assert (tmp_path / name / "index.html").is_file(), page
     api = (tmp_path / "api" / "index.html").read_text()
-    for module in ("proofgames.harness", "proofgames.sweeps.executors", "proofgames.judging",
-                   "proofgames.judge.human"):  # fmt: skip
+    for module in ("proofgames.harness", "proofgames.sweeps.executors", "proofgames.judges",
+                   "proofgames.judges.human"):  # fmt: skip
         assert f'id="{module}"' in api, module
     assert re.search(r'id="proofgames\.harness\.play"', api)  # members, not just titles
     report = tmp_path / "repo" / "reports" / "pvg" / "report" / "index.html"

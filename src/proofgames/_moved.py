@@ -55,6 +55,11 @@ MOVED: dict[str, str] = {
     "proofgames.exhaustive": "proofgames.analysis.exhaustive",
     "proofgames.intervals": "proofgames.analysis.intervals",
     "proofgames.executors": "proofgames.sweeps.executors",
+    # every step judge in one package (issue 35): the interface, and each judge
+    "proofgames.judging": "proofgames.judges.interface",
+    "proofgames.language.judges": "proofgames.judges",
+    "proofgames.language.model_judge": "proofgames.judges.model",
+    "proofgames.judge.human": "proofgames.judges.human",
 }
 
 

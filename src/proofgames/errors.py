@@ -97,6 +97,18 @@ class SpecError(RegistryError, ValueError):
     """A spec (``name:key=value,...``) is malformed or does not fit its factory's signature."""
 
 
+class TranscriptFormatError(ProofgamesError, ValueError):
+    """A step transcript (or text meant to be one, or a number in it) is malformed.
+
+    Example:
+        >>> from proofgames.judges.text import read_number
+        >>> read_number("twelve")
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.TranscriptFormatError: 'twelve' is not a number
+    """
+
+
 class PVGError(ProofgamesError, ValueError):
     """A Prover-Verifier Games input is unusable: a setting, a checkpoint, a file, a folder."""
 

@@ -105,9 +105,8 @@ def test_a_run_that_cannot_measure_anything_is_refused_before_it_starts(
 def test_a_judge_failing_mid_run_is_counted_and_a_run_that_measured_nothing_exits_2(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from proofgames.judging import Judgement, StepQuestion
+    from proofgames.judges import CallbackJudge, Judgement, StepQuestion
     from proofgames.language import experiments
-    from proofgames.language.judges import CallbackJudge
 
     calls, works = 0, 2
 
@@ -176,9 +175,8 @@ def test_a_judge_that_never_answers_is_cut_off_by_the_judge_timeout(
 ) -> None:
     import asyncio
 
-    from proofgames.judging import Judgement, StepQuestion
+    from proofgames.judges import CallbackJudge, Judgement, StepQuestion
     from proofgames.language import experiments
-    from proofgames.language.judges import CallbackJudge
 
     calls = 0
 

@@ -17,9 +17,9 @@ pytest.importorskip("sqlalchemy")
 from sqlalchemy import func, select, update
 
 from proofgames.errors import OracleError
-from proofgames.judge.human import HumanJudge, JudgeTimeout
 from proofgames.judge.models import Answer, Assignment, AuditEntry, Question
-from proofgames.judging import StepJudge, StepQuestion
+from proofgames.judges import StepJudge, StepQuestion
+from proofgames.judges.human import HumanJudge, JudgeTimeout
 from proofgames.language.demo import demo_debate, demo_question
 
 from .judge_support import WARNING, Judge, api_csrf, question

@@ -23,8 +23,8 @@ pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import expect, sync_playwright
 from sqlalchemy import select
 
-from proofgames.judge.human import HumanJudge
 from proofgames.judge.models import Answer
+from proofgames.judges.human import HumanJudge
 from proofgames.language.demo import demo_debate
 
 from .judge_support import PASSWORD, ROOT, WARNING, Judge, Server

@@ -21,9 +21,9 @@ from sqlalchemy import func, select
 
 from proofgames.judge import accounts, service
 from proofgames.judge.errors import Conflict
-from proofgames.judge.human import HumanJudge
 from proofgames.judge.models import Answer, Assignment, Question
-from proofgames.judging import Judgement, StepQuestion
+from proofgames.judges import Judgement, StepQuestion
+from proofgames.judges.human import HumanJudge
 
 from .judge_support import PASSWORD, WARNING, Judge, Server
 

@@ -26,8 +26,8 @@ pytest.importorskip("psycopg")
 from sqlalchemy import create_engine, text
 
 from proofgames.judge.db import current_revision, make_engine
-from proofgames.judge.human import HumanJudge
-from proofgames.judging import StepQuestion
+from proofgames.judges import StepQuestion
+from proofgames.judges.human import HumanJudge
 
 from .judge_support import WARNING, Judge, cli, free_port, refused
 from .test_api import _answer_when_posted

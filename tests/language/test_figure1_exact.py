@@ -12,11 +12,10 @@ import asyncio
 import pytest
 
 from proofgames.analysis.intervals import wilson_interval
-from proofgames.judging import StepQuestion
+from proofgames.judges import CalculatorJudge, ScriptedJudge, StepQuestion
 from proofgames.language.costs import DebateCosts, JudgeLedger
 from proofgames.language.experiments import generated_games, summarize
 from proofgames.language.figure1 import Figure1Check, liar_acceptance
-from proofgames.language.judges import CalculatorJudge, ScriptedJudge
 from proofgames.language.report import figure1_rates
 from proofgames.stochastic.optimize import optimize_params
 

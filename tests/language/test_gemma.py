@@ -42,8 +42,8 @@ def _logs(tmp_path: Path) -> str:
 def test_gemma_judges_generated_debates_with_logprob_probabilities(tmp_path: Path) -> None:
     from inspect_ai import eval as inspect_eval
 
+    from proofgames.judges.model import ModelJudgeConfig, use_judge_config
     from proofgames.language.inspect_tasks import generated_debate
-    from proofgames.language.model_judge import ModelJudgeConfig, use_judge_config
 
     task = generated_debate(steps=10, n=2, judge="model")
     with use_judge_config(ModelJudgeConfig(min_mass=MIN_MASS)):
@@ -63,7 +63,7 @@ def test_gemma_as_b_and_judge_on_gsm8k(tmp_path: Path) -> None:
     from proofgames.language.inspect_tasks import gsm8k_debate
 
     task = gsm8k_debate(path=str(GSM8K), limit=2, judge="model", prover_b="model")
-    from proofgames.language.model_judge import ModelJudgeConfig, use_judge_config
+    from proofgames.judges.model import ModelJudgeConfig, use_judge_config
 
     roles = {"judge": GEMMA, "prover_b": GEMMA}
     with use_judge_config(ModelJudgeConfig(min_mass=MIN_MASS)):

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import proofgames
+from proofgames.judges import CalculatorJudge
 from proofgames.language.experiments import gsm8k_games, summarize
 from proofgames.language.gsm8k import (
     DEMO_PROBLEMS,
@@ -19,7 +20,6 @@ from proofgames.language.gsm8k import (
     load_gsm8k_solutions,
     plant_slip,
 )
-from proofgames.language.judges import CalculatorJudge
 
 from .test_parsers import GSM8K
 

@@ -1,7 +1,7 @@
 """Debates over language arguments judged by people through the judge server.
 
-The two layers meet at :class:`~proofgames.judging.StepJudge`: a cross-examination or a
-bisection of a generated chain, with :class:`~proofgames.judge.human.HumanJudge` as its
+The two layers meet at :class:`~proofgames.judges.StepJudge`: a cross-examination or a
+bisection of a generated chain, with :class:`~proofgames.judges.human.HumanJudge` as its
 judge, posts the one disputed step to a real app (SQLite database, raters logged in
 through their invitations), and raters' programs answer it through the rater API. Each
 rater checks the arithmetic of the step they are shown, and nothing else.
@@ -20,10 +20,10 @@ pytest.importorskip("sqlalchemy")
 
 import httpx
 
-from proofgames.judge.human import HumanJudge
+from proofgames.judges import CalculatorJudge
+from proofgames.judges.human import HumanJudge
 from proofgames.language.costs import JudgeLedger
 from proofgames.language.generated import generate_chain
-from proofgames.language.judges import CalculatorJudge
 from proofgames.language.protocols import bisection, cross_examination
 from proofgames.language.provers import ContrarianB, ReferenceB, ScriptedA
 

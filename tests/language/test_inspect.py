@@ -24,12 +24,11 @@ from inspect_ai.model import (
     get_model,
 )
 
-from proofgames.judging import StepQuestion
+from proofgames.judges import StepQuestion, annotation_holds
+from proofgames.judges.model import ModelJudge
 from proofgames.language.costs import JudgeLedger
 from proofgames.language.generated import generate_chain
 from proofgames.language.inspect_tasks import generated_debate, gsm8k_debate
-from proofgames.language.judges import annotation_holds
-from proofgames.language.model_judge import ModelJudge
 from proofgames.language.model_provers import ModelProverA, ModelProverB
 from proofgames.language.protocols import cross_examination
 from proofgames.language.provers import ReferenceB, ScriptedA

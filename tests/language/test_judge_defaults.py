@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from proofgames.cli import main
+from proofgames.judges import CalculatorJudge, default_judge
 from proofgames.language import experiments
 from proofgames.language.costs import JudgeLedger
 from proofgames.language.generated import generate_chain
-from proofgames.language.judges import CalculatorJudge, default_judge
 from proofgames.language.protocols import bisection, cross_examination
 from proofgames.language.provers import ContrarianB, ReferenceB, ScriptedA
 from proofgames.language.transcript import ArgumentStep, StepTranscript

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from proofgames.analysis.intervals import wilson_interval
+from proofgames.judges import CalculatorJudge, annotation_holds, evaluate
 from proofgames.language.experiments import gsm8k_games, summarize
 from proofgames.language.gsm8k import DataError, load_gsm8k_solutions
-from proofgames.language.judges import CalculatorJudge, annotation_holds, evaluate
 from proofgames.language.parsers import parse_gsm8k, parse_model_output
 from proofgames.language.transcript import StepTranscript, TranscriptFormatError, whole_layout
 

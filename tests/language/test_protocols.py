@@ -8,11 +8,10 @@ from typing import Any
 import pytest
 
 from proofgames.errors import DebateStopped
-from proofgames.judging import Judgement, StepQuestion
+from proofgames.judges import CalculatorJudge, CallbackJudge, Judgement, ScriptedJudge, StepQuestion
 from proofgames.language.costs import BudgetExhausted, JudgeBudget, JudgeLedger
 from proofgames.language.figure1 import Figure1Check
 from proofgames.language.generated import generate_chain
-from proofgames.language.judges import CalculatorJudge, CallbackJudge, ScriptedJudge
 from proofgames.language.protocols import (
     bisection,
     consultancy,

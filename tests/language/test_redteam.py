@@ -15,9 +15,9 @@ import time
 import pytest
 
 from proofgames.errors import DebateStopped
+from proofgames.judges import CalculatorJudge
 from proofgames.language.costs import JudgeLedger
 from proofgames.language.generated import generate_chain
-from proofgames.language.judges import CalculatorJudge
 from proofgames.language.protocols import bisection, cross_examination
 from proofgames.language.provers import ModelFailed, ProverReply, ReferenceB, ScriptedA
 from proofgames.language.transcript import ArgumentStep, StepTranscript

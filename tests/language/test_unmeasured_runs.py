@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 
 from proofgames.errors import DebateStopped, OracleError, ProtocolError
-from proofgames.judging import Judgement, StepQuestion
+from proofgames.judges import CallbackJudge, Judgement, StepQuestion
 from proofgames.language import experiments
 from proofgames.language.costs import JudgeBudget
 from proofgames.language.experiments import generated_games, summarize
-from proofgames.language.judges import CallbackJudge
 
 
 @pytest.mark.parametrize(
@@ -93,9 +92,9 @@ def test_a_prover_model_failing_stops_the_debate_without_a_forfeit() -> None:
     pytest.importorskip("inspect_ai", reason="needs the 'language' extra (inspect-ai)")
     from inspect_ai.model import get_model
 
+    from proofgames.judges import CalculatorJudge
     from proofgames.language.costs import JudgeLedger
     from proofgames.language.generated import generate_chain
-    from proofgames.language.judges import CalculatorJudge
     from proofgames.language.model_provers import ModelProverB
     from proofgames.language.protocols import cross_examination
     from proofgames.language.provers import ScriptedA
@@ -144,7 +143,7 @@ class _FailingEvery:
     """The calculator judge, failing on every ``k``-th question (an unsure model, an outage)."""
 
     def __init__(self, k: int) -> None:
-        from proofgames.language.judges import CalculatorJudge
+        from proofgames.judges import CalculatorJudge
 
         self.inner, self.k, self.calls, self.name = CalculatorJudge(), k, 0, "flaky"
 

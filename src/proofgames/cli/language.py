@@ -155,7 +155,7 @@ class _JudgeSetup:
         if self.config is None:
             yield
             return
-        from ..language.model_judge import use_judge_config
+        from ..judges.model import use_judge_config
 
         with use_judge_config(self.config):
             yield
@@ -166,7 +166,7 @@ def _judge_setup(
     reason: bool | None, prompt: Path | None, logprobs: bool | None,
 ) -> _JudgeSetup:  # fmt: skip
     """The judge spec (the protocol's default when none is given) and its checked options."""
-    from ..language.judges import default_judge
+    from ..judges import default_judge
 
     spec = default_judge(protocol) if judge is None else judge
     given = {
@@ -185,7 +185,7 @@ def _judge_setup(
             "(e.g. model:openai/gpt-4o-mini); the judge role is for Inspect tasks"
         )
     with one_line_errors():
-        from ..language import model_judge as mj
+        from ..judges import model as mj
 
         mj.check_min_mass(mj.DEFAULT_MIN_MASS if min_mass is None else min_mass, "--judge-min-mass")
         if max_tokens is not None:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
 from ..errors import OracleError
-from ..judging import StepQuestion
+from ..judges.interface import StepQuestion
 from . import accounts, export, service
 from .errors import BadInput
 from .models import User

@@ -13,7 +13,7 @@ No judgement is lost and none is counted twice:
 Example:
     >>> from proofgames.judge.db import make_engine, migrate, session_factory
     >>> from proofgames.judge.accounts import create_user
-    >>> from proofgames.judging import StepQuestion
+    >>> from proofgames.judges import StepQuestion
     >>> engine = make_engine("sqlite://"); migrate(engine)
     >>> db = session_factory(engine)()
     >>> study = create_study(db, "s", k=1)
@@ -42,7 +42,7 @@ from sqlalchemy import exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ..judging import StepQuestion
+from ..judges.interface import StepQuestion
 from .accounts import audit
 from .db import write_gate
 from .errors import BadInput, Conflict, NotFound

@@ -18,10 +18,10 @@ Example:
 """
 
 from ..errors import DebateStopped
+from ..judges import CalculatorJudge, CallbackJudge, ScriptedJudge
 from .costs import BudgetExhausted, DebateCosts, JudgeBudget, JudgeLedger
 from .figure1 import Figure1Check
 from .generated import GeneratedItem, generate_chain
-from .judges import CalculatorJudge, CallbackJudge, ScriptedJudge
 from .parsers import MODEL_FORMAT, parse_gsm8k, parse_model_output
 from .protocols import bisection, consultancy, cross_examination, whole_transcript
 from .provers import (

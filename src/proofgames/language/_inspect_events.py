@@ -35,7 +35,7 @@ import numpy as np
 from inspect_ai.log import transcript
 from inspect_ai.util import span
 
-from ..judging import Judgement, StepJudge, StepQuestion
+from ..judges.interface import Judgement, StepJudge, StepQuestion
 from .provers import ProverReply
 from .transcript import ArgumentStep, StepTranscript
 

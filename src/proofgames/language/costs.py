@@ -9,8 +9,8 @@ model judges use Inspect's own cache).
 
 Example:
     >>> import asyncio
-    >>> from proofgames.judging import StepQuestion
-    >>> from proofgames.language.judges import CalculatorJudge
+    >>> from proofgames.judges import StepQuestion
+    >>> from proofgames.judges import CalculatorJudge
     >>> ledger = JudgeLedger(CalculatorJudge(), JudgeBudget(max_calls=1))
     >>> q = StepQuestion(task="", premises=(), step="<<1+1=2>>2")
     >>> asyncio.run(ledger.ask(q)).verdict, ledger.costs.judge_calls
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from .. import interrupts
 from ..errors import OracleError, ProofgamesError, ProtocolError
-from ..judging import Judgement, StepJudge, StepQuestion
+from ..judges.interface import Judgement, StepJudge, StepQuestion
 from ..protocols._common import DebateCosts, describe_exception
 
 __all__ = ["BudgetExhausted", "DebateCosts", "JudgeBudget", "JudgeLedger"]

@@ -3,12 +3,12 @@
 The judge server's demo and its end-to-end tests play this debate on the engine every
 transcript debate uses (:func:`~.protocols.cross_examination`): A stands by the lying
 transcript, B (honest) disputes its first wrong step, and the judge -- a person through
-the judge server, or any :class:`~proofgames.judging.StepJudge` -- is asked one question:
+the judge server, or any :class:`~proofgames.judges.StepJudge` -- is asked one question:
 whether that step follows from the task and A's earlier steps.
 
 Example:
     >>> import asyncio
-    >>> from proofgames.judging import Judgement
+    >>> from proofgames.judges import Judgement
     >>> class Checker:  # a calculator judge for the doctest
     ...     name, kind = "checker", "calculator"
     ...     async def judge(self, question):
@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from ..judging import StepJudge, StepQuestion
+from ..judges.interface import StepJudge, StepQuestion
 from ..protocols import Outcome
 from .costs import JudgeLedger
 from .protocols import cross_examination

@@ -32,7 +32,10 @@ import numpy as np
 from .._seeds import check_seed
 from ..analysis.intervals import wilson_interval
 from ..errors import DebateStopped, OracleError, ProtocolError
-from ..judging import StepJudge, StepQuestion
+from ..judges import ScriptedJudge, make_judge
+from ..judges.interface import StepJudge, StepQuestion
+
+__all__ = ["PROTOCOLS", "generated_games", "gsm8k_games", "make_judge", "play", "summarize"]
 from ..protocols import Outcome
 from ..stochastic.optimize import optimize_params
 from ._sides import Programs, check_isolation, debates, program_truth, sides
@@ -40,37 +43,11 @@ from .costs import DebateCosts, JudgeBudget, JudgeLedger
 from .figure1 import Figure1Check, liar_announcement
 from .generated import generate_chain
 from .gsm8k import load_gsm8k
-from .judges import CalculatorJudge, ScriptedJudge
 from .protocols import DEFAULT_TIMEOUT, bisection, consultancy, cross_examination, whole_transcript
 from .provers import CheckerB, ScriptedA
 
 PROTOCOLS = ("cross-examination", "bisection", "whole-transcript", "consultancy")
 Row = dict[str, Any]
-
-
-def make_judge(spec: str, seed: int) -> StepJudge:
-    """A judge from its spec (see the module doc)."""
-    if spec in ("calculator", "calculator-grounded"):
-        return CalculatorJudge(ground_operands=spec == "calculator-grounded")
-    if spec.startswith("scripted:"):
-        try:
-            rate = float(spec.split(":", 1)[1])
-        except ValueError:
-            raise ProtocolError(f"judge {spec!r}: the error rate must be a number") from None
-        return ScriptedJudge(CalculatorJudge(ground_operands=True), rate, seed=seed)
-    if spec == "model" or spec.startswith("model:"):
-        from .model_judge import ModelJudge  # needs inspect-ai
-
-        judge = ModelJudge(spec.split(":", 1)[1] if ":" in spec else None)
-        if ":" in spec:  # a named model: load it now, so a bad name measures nothing
-            try:
-                judge.model()
-            except Exception as exc:
-                raise OracleError(f"judge {spec!r} cannot be used: {exc}") from None
-        return judge
-    raise ProtocolError(
-        f"unknown judge {spec!r}: use calculator, calculator-grounded, scripted:E or model[:NAME]"
-    )
 
 
 async def play(

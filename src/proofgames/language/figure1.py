@@ -24,8 +24,8 @@ from those two, not from Figure 1.)
 
 Example:
     >>> import asyncio
-    >>> from proofgames.judging import StepQuestion
-    >>> from proofgames.language.judges import CalculatorJudge, ScriptedJudge
+    >>> from proofgames.judges import StepQuestion
+    >>> from proofgames.judges import CalculatorJudge, ScriptedJudge
     >>> from proofgames.language.costs import JudgeLedger, DebateCosts
     >>> from proofgames.stochastic.params import StochasticParams
     >>> params = StochasticParams("custom", 1.0, 1, 1000, 1000, 200, 0.1, 0.1, "external")
@@ -44,7 +44,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import ProtocolError
-from ..judging import StepQuestion
+from ..judges.interface import StepQuestion
 from ..stochastic.params import StochasticParams
 from .costs import DebateCosts, JudgeLedger
 

@@ -77,12 +77,12 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from proofgames._seeds import check_seed
 from proofgames.analysis.intervals import wilson_interval
 from proofgames.errors import DebateStopped, ProtocolError
+from proofgames.judges import default_judge
 from proofgames.language._inspect_events import EventLog, log_outcome, watch_judge, watch_prover
 from proofgames.language.costs import DebateCosts, JudgeLedger
 from proofgames.language.experiments import PROTOCOLS, make_judge, play
 from proofgames.language.generated import generate_chain
 from proofgames.language.gsm8k import load_gsm8k
-from proofgames.language.judges import default_judge
 from proofgames.language.local_model import gguf as _gguf_provider  # noqa: F401  (registers proofgames-gguf)
 from proofgames.language.provers import (
     CheckerB,

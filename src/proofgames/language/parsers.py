@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from ..judges.text import ANNOTATION
 from .transcript import (
     NUMBER,
     ArgumentStep,
@@ -45,7 +46,8 @@ from .transcript import (
     split_sentences,
 )
 
-ANNOTATION = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
+__all__ = ["ANNOTATION", "MODEL_FORMAT", "parse_gsm8k", "parse_model_output"]
+
 MODEL_FORMAT = (
     "Write your solution as numbered steps, one per line, each ending with the number it "
     "computes, in exactly this format:\n"

@@ -35,7 +35,7 @@ step is the stochastic case (Figure 1). Measured figures: ``reports/language``.
 Example:
     >>> import asyncio
     >>> from proofgames.language.generated import generate_chain
-    >>> from proofgames.language.judges import CalculatorJudge
+    >>> from proofgames.judges import CalculatorJudge
     >>> from proofgames.language.costs import JudgeLedger
     >>> from proofgames.language.provers import ScriptedA, ReferenceB
     >>> item = generate_chain(100, seed=0, error_at=40)
@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DebateStopped, OracleError
-from ..judging import StepQuestion
+from ..judges.interface import StepQuestion
 from ..protocols import Debate, Forfeit, Outcome
 from ._moves import as_half, as_index, as_step, as_transcript
 from .costs import BudgetExhausted, JudgeLedger

@@ -34,7 +34,7 @@ __all__ = [
     "CheckerB", "ContrarianB", "InconsistentA", "ModelFailed", "ProverA", "ProverB",
     "ProverReply", "ReferenceB", "ScriptedA",
 ]  # fmt: skip
-from .judges import CalculatorJudge
+from ..judges import CalculatorJudge
 from .transcript import ArgumentStep, StepTranscript, same_value
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .._registry import StrategySpec
 
 if TYPE_CHECKING:
-    from ..judging import Judgement
+    from ..judges.interface import Judgement
 
 #: The cost fields a debate tallies as it runs (judges' and provers' reports).
 TALLIED = (

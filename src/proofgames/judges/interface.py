@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
-from .errors import OracleError
+from ..errors import OracleError
 
 DEFAULT_PROMPT = "Does this step follow from the inputs shown?"
 MAX_TEXT_CHARS = 20_000
@@ -190,3 +190,7 @@ class StepJudge(Protocol):
     async def judge(self, question: StepQuestion) -> Judgement:
         """Answer one question. Raising means the judge failed (never a verdict)."""
         ...
+
+
+class JudgeFailed(OracleError):
+    """The judge failed (not a verdict): the run stops as ``"judge"``; the message says why."""

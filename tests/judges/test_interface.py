@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from proofgames.errors import OracleError
-from proofgames.judging import Judgement, StepJudge, StepQuestion
+from proofgames.judges import Judgement, StepJudge, StepQuestion
 
 
 def _question() -> StepQuestion:

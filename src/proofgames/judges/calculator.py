@@ -1,36 +1,20 @@
-"""Judges as oracles: a calculator, a scripted judge with a set error rate, and people.
+"""The calculator judge: exact on calculator annotations, blind to reasoning.
 
-Every judge implements :class:`proofgames.judging.StepJudge`.  The model judge (any
-Inspect model, P[yes] from log-probabilities) is in :mod:`.model_judge`, which needs the
-``language`` extra.
-
-* :class:`CalculatorJudge` is exact on calculator annotations ``<<expr=value>>`` and blind
-  to reasoning: it says a step follows iff every annotation in it computes (a real but
-  weak oracle).  An annotation it cannot check -- not calculator arithmetic (names,
-  powers, ``inf``, ``nan``, Python-only literals such as ``0b1``), a division by zero, a
-  number too large to work with exactly (beyond :data:`~.transcript.MAX_DIGITS` digits)
-  -- does not compute, so the step does not follow: every input gets a verdict, never an
-  exception.  With ``ground_operands`` it also demands that every operand appears in the
-  inputs shown (the task part or the premises).
-* :class:`ScriptedJudge` answers like a reference judge but errs with probability
-  ``error_rate`` on every step it reads, from an explicit seed.
-* :class:`CallbackJudge` wraps an ``async`` function: the interface a human judge (the
-  judge server of the issue "Human judges") implements.
-
-A judge that cannot answer raises :class:`JudgeFailed` (an
-:class:`~proofgames.errors.OracleError`): the run stops as ``"judge"``, no party forfeits
-and nothing is measured.
-
-:func:`default_judge` names the judge a protocol uses when none is given: the grounded
-calculator under bisection, the calculator otherwise.  Under bisection V never reads A's
-transcript, so a dishonest A can let its independent copies quietly "fix" the wrong step
-(restate it with an operand that makes its arithmetic true but that appears nowhere in
-what it reads); the calculator, blind to where operands come from, accepts that step,
-and the grounded calculator rejects it.
+:class:`CalculatorJudge` says a step follows iff every annotation ``<<expr=value>>`` in
+it computes (a real but weak oracle). An annotation it cannot check -- not calculator
+arithmetic (names, powers, ``inf``, ``nan``, Python-only literals such as ``0b1``), a
+division by zero, a number too large to work with exactly (beyond
+:data:`~.text.MAX_DIGITS` digits) -- does not compute, so the step does not follow: every
+input gets a verdict, never an exception. With ``ground_operands`` (the
+``calculator-grounded`` judge) it also demands that every operand appears in the inputs
+shown (the task part or the premises): under bisection V never reads A's transcript, so
+a dishonest A can let its copies quietly "fix" the wrong step with an operand that
+appears nowhere in what they read; the calculator accepts that step, the grounded one
+rejects it.
 
 Example:
     >>> import asyncio
-    >>> from proofgames.judging import StepQuestion
+    >>> from proofgames.judges import StepQuestion
     >>> q = StepQuestion(task="Tom has 3 apples. He buys 2 more.", premises=(),
     ...                  step="He has 3 + 2 = <<3+2=6>>6 apples.")
     >>> asyncio.run(CalculatorJudge().judge(q)).p_yes
@@ -42,41 +26,20 @@ from __future__ import annotations
 import ast
 import operator
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from fractions import Fraction
 
-import numpy as np
-
-from ..errors import OracleError
-from ..judging import JudgeKind, Judgement, StepQuestion
-from .parsers import ANNOTATION
-from .transcript import (
+from ..errors import OracleError, TranscriptFormatError
+from .interface import JudgeKind, Judgement, StepQuestion
+from .text import (
+    ANNOTATION,
     MAX_DIGITS,
     NUMBER,
-    TranscriptFormatError,
     numbers_in,
     question_tokens,
     read_number,
     whole_layout,
 )
-
-DEFAULT_JUDGES = {"bisection": "calculator-grounded"}
-"""The judge spec each protocol uses by default; any other protocol: ``calculator``."""
-
-
-class JudgeFailed(OracleError):
-    """The judge failed (not a verdict): the run stops as ``"judge"``; the message says why."""
-
-
-def default_judge(protocol: str) -> str:
-    """The judge spec ``protocol`` uses when none is given.
-
-    Example:
-        >>> default_judge("bisection"), default_judge("cross-examination")
-        ('calculator-grounded', 'calculator')
-    """
-    return DEFAULT_JUDGES.get(protocol, "calculator")
-
 
 _OPS: dict[type[ast.AST], Callable[[Fraction, Fraction], Fraction]] = {
     ast.Add: operator.add,
@@ -257,89 +220,3 @@ class CalculatorJudge:
             input_tokens=question_tokens(question),
             detail={"judge": self.name, "problem": problem or ""},
         )
-
-
-class ScriptedJudge:
-    """A reference judge's answers, each step wrong with probability ``error_rate``.
-
-    The judge reads every step shown to it as judged (one step for a step question,
-    every step for a whole-transcript question) and errs on each independently; it says
-    yes iff it accepts every step.  Draws come from ``SeedSequence(seed)``.
-
-    Args:
-        reference: The judge whose answers are the truth (e.g. an exact calculator).
-        error_rate: Probability in [0, 1/2) of a wrong answer on each step read.
-        seed: Seed of the judge's random draws.
-        report_probability: Return the exact P[yes] instead of a sampled 0/1 answer
-            (as a log-probability model judge does).
-    """
-
-    kind: JudgeKind = "scripted"
-
-    def __init__(
-        self,
-        reference: CalculatorJudge,
-        error_rate: float,
-        seed: int,
-        report_probability: bool = False,
-        name: str = "scripted",
-    ) -> None:
-        if not isinstance(error_rate, (int, float)) or not 0.0 <= error_rate < 0.5:
-            raise OracleError(
-                f"a scripted judge's error_rate must lie in [0, 0.5), not {error_rate!r}"
-            )
-        self.reference, self.error_rate = reference, float(error_rate)
-        self.report_probability = report_probability
-        self.rng = np.random.default_rng(np.random.SeedSequence(seed))
-        self.name = name
-
-    def _truths(self, question: StepQuestion) -> list[bool]:
-        return [p is None for p in self.reference.problems(question)]
-
-    def probability(self, question: StepQuestion) -> float:
-        """P[yes]: each true step accepted w.p. 1 - e, each false one w.p. e."""
-        e = self.error_rate
-        return float(np.prod([1.0 - e if ok else e for ok in self._truths(question)]))
-
-    async def judge(self, question: StepQuestion) -> Judgement:
-        """One answer: a Bernoulli(P[yes]) draw, or P[yes] itself."""
-        p = self.probability(question)
-        answer = p if self.report_probability else float(self.rng.random() < p)
-        return Judgement(
-            p_yes=answer,
-            input_tokens=question_tokens(question),
-            detail={"judge": self.name, "error_rate": self.error_rate},
-        )
-
-
-class CallbackJudge:
-    """A judge answering through an ``async`` callback (e.g. people, through a server).
-
-    Args:
-        answer: ``async (question) -> Judgement``.
-        name: Name recorded in outcomes.
-        kind: ``"human"`` by default.
-
-    Example:
-        >>> import asyncio
-        >>> async def person(q: StepQuestion) -> Judgement:
-        ...     return Judgement(p_yes=1.0, human_judgements=1)
-        >>> j = CallbackJudge(person)
-        >>> asyncio.run(j.judge(StepQuestion(task="", premises=(), step="1 = 1"))).verdict
-        True
-    """
-
-    def __init__(
-        self,
-        answer: Callable[[StepQuestion], Awaitable[Judgement]],
-        name: str = "human",
-        kind: JudgeKind = "human",
-    ) -> None:
-        self._answer, self.name, self.kind = answer, name, kind
-
-    async def judge(self, question: StepQuestion) -> Judgement:
-        """Ask the callback; anything but a :class:`Judgement` is the judge's failure."""
-        result = await self._answer(question)
-        if not isinstance(result, Judgement):
-            raise OracleError(f"judge {self.name!r} answered {result!r}, not a Judgement")
-        return result

@@ -1,4 +1,4 @@
-"""``HumanJudge``: a :class:`~proofgames.judging.StepJudge` answered by people.
+"""``HumanJudge``: a :class:`~proofgames.judges.StepJudge` answered by people.
 
 It posts the verifier's question to the judge server (``POST /api/v1/questions``) and
 waits, by long polling, until k raters have answered; P[yes] is the fraction of them
@@ -18,7 +18,7 @@ Example (``transport`` lets a test call an app in-process):
     ...                    debate_id="debate-1", timeout_s=60)
     >>> judge.kind, judge.name
     ('human', 'human:demo')
-    >>> from proofgames.judging import StepJudge
+    >>> from proofgames.judges import StepJudge
     >>> isinstance(judge, StepJudge)
     True
 """
@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 
 from ..errors import OracleError
-from ..judging import JudgeKind, Judgement, StepQuestion
+from .interface import JudgeKind, Judgement, StepQuestion
 
 
 class JudgeTimeout(OracleError):

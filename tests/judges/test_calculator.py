@@ -16,9 +16,14 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from proofgames.judging import StepQuestion
+from proofgames.judges import (
+    CalculatorJudge,
+    ScriptedJudge,
+    StepQuestion,
+    annotation_holds,
+    evaluate,
+)
 from proofgames.language.experiments import gsm8k_games
-from proofgames.language.judges import CalculatorJudge, ScriptedJudge, annotation_holds, evaluate
 from proofgames.language.parsers import ANNOTATION, parse_gsm8k
 from proofgames.language.provers import CheckerB
 from proofgames.language.transcript import StepTranscript, TranscriptFormatError

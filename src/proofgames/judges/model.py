@@ -67,9 +67,8 @@ from typing import NamedTuple
 from inspect_ai.model import GenerateConfig, Logprob, Model, ModelOutput, get_model
 
 from ..errors import ProtocolError
-from ..judging import JudgeKind, Judgement, StepQuestion
-from .judges import JudgeFailed
-from .transcript import question_tokens
+from .interface import JudgeFailed, JudgeKind, Judgement, StepQuestion
+from .text import question_tokens
 
 TOP_LOGPROBS = 20
 DEFAULT_MIN_MASS = 0.5

@@ -39,12 +39,8 @@ from inspect_ai.util import token_limit
 
 from proofgames.cli import main
 from proofgames.errors import OracleError, ProtocolError
-from proofgames.judging import StepQuestion
-from proofgames.language import experiments
-from proofgames.language.costs import JudgeLedger
-from proofgames.language.generated import generate_chain
-from proofgames.language.judges import JudgeFailed
-from proofgames.language.model_judge import (
+from proofgames.judges import JudgeFailed, StepQuestion
+from proofgames.judges.model import (
     DEFAULT_PROMPT_TEMPLATE,
     REASONING_TOKENS,
     ModelJudge,
@@ -53,6 +49,9 @@ from proofgames.language.model_judge import (
     render_question,
     use_judge_config,
 )
+from proofgames.language import experiments
+from proofgames.language.costs import JudgeLedger
+from proofgames.language.generated import generate_chain
 from proofgames.language.protocols import bisection, cross_examination
 from proofgames.language.provers import ReferenceB, ScriptedA
 
