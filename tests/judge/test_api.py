@@ -159,7 +159,10 @@ def test_exports_hold_every_answer_in_three_formats(judge):
     lines = get(url, params={"format": "jsonl"}, headers=judge.auth).text.splitlines()
     rows = [json.loads(line) for line in lines]
     assert [r["yes"] for r in rows] == [True, False]
-    assert rows[0]["rater_email"] == "alice@example.org" and rows[0]["step"] == "So 7 * 5 = 35"
+    assert "rater_email" not in rows[0] and rows[0]["step"] == "So 7 * 5 = 35"
+    assert rows[0]["server_ms"] >= 0 and isinstance(rows[0]["rater_id"], int)
+    named = get(url, params={"format": "jsonl", "emails": "true"}, headers=judge.auth).text
+    assert json.loads(named.splitlines()[0])["rater_email"] == "alice@example.org"
     table = list(
         csv.DictReader(io.StringIO(get(url, params={"format": "csv"}, headers=judge.auth).text))
     )

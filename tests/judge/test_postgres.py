@@ -31,7 +31,12 @@ from proofgames.judges.human import HumanJudge
 
 from .judge_support import WARNING, Judge, cli, free_port, refused
 from .test_api import _answer_when_posted
-from .test_fault import run_concurrent_close_test, run_concurrent_retry_test, run_fault_test
+from .test_fault import (
+    run_concurrent_assignment_test,
+    run_concurrent_close_test,
+    run_concurrent_retry_test,
+    run_fault_test,
+)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.filterwarnings(WARNING)]
 
@@ -122,6 +127,10 @@ def test_concurrent_answers_close_at_k_on_postgres(pg_url):
     run_concurrent_close_test(Judge(pg_url, k=3))
 
 
+def test_concurrent_raters_never_hold_a_question_past_k_on_postgres(pg_url):
+    run_concurrent_assignment_test(Judge(pg_url, k=1), raters=32, rounds=25)
+
+
 def test_concurrent_retries_record_one_answer_on_postgres(pg_url):
     run_concurrent_retry_test(Judge(pg_url, k=1))
 
@@ -163,3 +172,23 @@ def test_serve_prints_its_postgres_url_without_the_password(pg_url):
     assert res.exit_code == 1 and "went on to serve" in str(res.exception)  # stubbed uvicorn
     assert "admin_password" in res.stdout and current_revision(make_engine(pg_url)) == "0001"
     assert "judge:***@127.0.0.1" in res.stdout and "s3cret" not in res.stdout
+
+
+def test_hostile_input_is_refused_with_a_reason_on_postgres(pg_url):
+    """Issue 36, defect 9: PostgreSQL refuses NUL bytes and ids past INTEGER: never a 500."""
+    from .test_hostile_input import hostile_requests
+
+    judge = Judge(pg_url, k=1)
+    for what, r in hostile_requests(judge):
+        assert r.status_code in (401, 404, 422), (what, r.status_code, r.text)
+    q = {"study": "study", "debate_id": "d", "question": {
+        "task": "t", "premises": [], "step": "So 7 * 5 = \u202e53\u202c."}}  # fmt: skip
+    r = judge.client().post("/api/v1/questions", json=q, headers=judge.auth)
+    assert r.status_code == 422 and "U+202E" in r.json()["error"]
+
+
+def test_concurrent_guesses_cannot_outrun_the_login_limit_on_postgres(pg_url):
+    """Issue 36, defect 2, on PostgreSQL: 40 guesses at once, at most 5 checked."""
+    from .test_login_limits import check_race
+
+    check_race(Judge(pg_url, k=1))

@@ -13,9 +13,10 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from proofgames.errors import OracleError
 from proofgames.judges import (
     CalculatorJudge,
     ScriptedJudge,
@@ -23,6 +24,7 @@ from proofgames.judges import (
     annotation_holds,
     evaluate,
 )
+from proofgames.judges.interface import unreadable_character
 from proofgames.language.experiments import gsm8k_games
 from proofgames.language.parsers import ANNOTATION, parse_gsm8k
 from proofgames.language.provers import CheckerB
@@ -103,12 +105,18 @@ _EXPRESSIONS = st.one_of(
 )
 
 
+#: Text a judge can read: no invisible, control or look-alike characters (a question with
+#: one is refused before any judge sees it: ``test_unreadable_text_is_no_question``).
+_READABLE = st.text(max_size=40).filter(lambda t: unreadable_character(t) is None)
+
+
 @settings(max_examples=300, deadline=None)
-@given(expr=_EXPRESSIONS, value=st.one_of(_LITERALS, st.text(max_size=40)))
+@given(expr=_EXPRESSIONS, value=st.one_of(_LITERALS, _READABLE))
 @example(expr="1e999", value="6")
 @example(expr="1", value="1" + "0" * 5000)
 @example(expr="1e308*1e308*1e308", value="1")
 def test_every_literal_gets_a_verdict_from_every_judge_that_reads_it(expr: str, value: str) -> None:
+    assume(unreadable_character(expr) is None)  # else no question (the test below)
     step = f"So <<{expr}={value}>> apples."
     holds = annotation_holds(expr, value)  # never raises
     read_back = ANNOTATION.findall(step) == [(expr, value)]  # else "<", ">" or "=" split it
@@ -128,6 +136,19 @@ def test_every_literal_gets_a_verdict_from_every_judge_that_reads_it(expr: str, 
     assert disputed in (None, 0)
     whole = asyncio.run(CalculatorJudge().judge(transcript.whole_question()))
     assert whole.p_yes in (0.0, 1.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(min_size=1, max_size=40))
+def test_unreadable_text_is_no_question(text: str) -> None:
+    """What a judge would read differently from V is refused, whatever field holds it."""
+    hidden = unreadable_character(text)
+    for fields in ((text, (), "s"), ("t", (text,), "s"), ("t", (), text)):
+        if hidden is None:
+            assert StepQuestion(*fields).task == fields[0]
+        else:
+            with pytest.raises(OracleError, match="invisible, control or look-alike"):
+                StepQuestion(*fields)
 
 
 @settings(max_examples=200, deadline=None)

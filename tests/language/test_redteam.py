@@ -237,6 +237,9 @@ HIDDEN = {
     "escape": "\x1b",
     "private use": "\ue000",
     "line separator": "\u2028",
+    "fullwidth digit": "\uff13",
+    "superscript two": "\u00b2",
+    "Arabic-Indic digit": "\u0663",
 }
 
 
@@ -259,7 +262,8 @@ def test_invisible_characters_are_the_senders_forfeit(protocol, where, char):
 
     out = _play(protocol, Hiding(ITEM.dishonest))
     assert (out.winner, out.forfeit, out.verdict) == ("B", "A", 0), out.reason
-    assert f"U+{ord(char):04X}" in out.reason and "invisible or control character" in out.reason
+    assert f"U+{ord(char):04X}" in out.reason
+    assert "invisible, control or look-alike character" in out.reason
 
 
 def test_visible_unicode_and_layout_whitespace_are_no_forfeit():

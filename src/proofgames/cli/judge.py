@@ -60,6 +60,13 @@ def serve(
     secure_cookies: Annotated[
         bool, typer.Option(help="mark cookies Secure (when served over HTTPS)")
     ] = False,
+    trusted_proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="a reverse proxy's address whose X-Forwarded-For is believed (repeatable; "
+            "default: none, the connection's address counts)"
+        ),
+    ] = None,
 ) -> None:
     """Serve the judge web app (a demo study on first start of an empty database).
 
@@ -80,6 +87,7 @@ def serve(
             demo=demo,
             admin_password=admin_password,
             secure_cookies=secure_cookies,
+            trusted_proxies=tuple(trusted_proxy or ()),
             announce=console.print,
         )
 

@@ -21,7 +21,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from .errors import BadInput, NotFound, RateLimited, Unauthorized
+from .errors import BadInput, NotFound, RateLimited, Unauthorized, readable
 from .models import (
     ApiToken,
     AuditEntry,
@@ -39,7 +39,11 @@ from .security import hash_password, new_token, password_problem, sha256, verify
 ROLES = ("admin", "rater")
 EMAIL = re.compile(r"^[^@\s<>\"']{1,64}@[^@\s<>\"']{1,189}$")
 LOGIN_WINDOW = dt.timedelta(minutes=15)
-MAX_FAILURES_PER_EMAIL = 5
+#: Failed password checks allowed in :data:`LOGIN_WINDOW`: for one email from one address,
+#: for one email from every address (a slow guesser spread over many addresses), and
+#: from one address for every email (one guess at each of many accounts).
+MAX_FAILURES_PER_EMAIL_AND_IP = 5
+MAX_FAILURES_PER_EMAIL = 50
 MAX_FAILURES_PER_IP = 30
 
 
@@ -59,7 +63,7 @@ def server_secret(db: Session) -> str:
 
 def normal_email(email: str) -> str:
     """The email, trimmed and lower-cased; raises :class:`BadInput` when malformed."""
-    value = email.strip().lower()
+    value = readable("an email address", email).strip().lower()
     if not EMAIL.match(value):
         raise BadInput(f"{email[:80]!r} is not an email address")
     return value
@@ -98,27 +102,63 @@ def _failures(db: Session, key: str, since: dt.datetime) -> int:
     return int(db.scalar(query) or 0)
 
 
+_DUMMY: list[str] = []
+
+
+def _dummy_hash() -> str:
+    """A hash to check a password against when the email has no account (same time)."""
+    if not _DUMMY:
+        _DUMMY.append(hash_password(new_token()))
+    return _DUMMY[0]
+
+
+def check_password(db: Session, email: str, password: str, ip: str) -> User:
+    """The user whose email and password these are, within the login limits.
+
+    Every password check is counted before it is made: one row per limit key
+    (``email|address``, ``email``, ``address``) is committed first, then counted, so
+    concurrent guesses cannot all pass the check before any is recorded (the k-th to
+    commit sees at least k). A correct password removes its rows; a wrong one leaves
+    them as failures. An unknown email costs the same argon2 check as a known one, so the
+    time of the answer does not say which emails have accounts.
+
+    Raises:
+        BadInput: The email holds an unreadable character.
+        RateLimited: Over a limit (:data:`MAX_FAILURES_PER_EMAIL_AND_IP`,
+            :data:`MAX_FAILURES_PER_EMAIL`, :data:`MAX_FAILURES_PER_IP`); the right
+            password too, from that address.
+        Unauthorized: Wrong email or password (the message does not say which).
+    """
+    address = readable("an email address", email).strip().lower()[:254]
+    limits = {
+        f"pair:{address}|{ip}": MAX_FAILURES_PER_EMAIL_AND_IP,
+        f"email:{address}": MAX_FAILURES_PER_EMAIL,
+        f"ip:{ip}": MAX_FAILURES_PER_IP,
+    }
+    since = utcnow() - LOGIN_WINDOW
+    attempt = [LoginFailure(key=key) for key in limits]
+    db.add_all(attempt)
+    db.commit()
+    if any(_failures(db, key, since) > limit for key, limit in limits.items()):
+        raise RateLimited("too many failed logins; try again in 15 minutes")
+    user = db.scalar(select(User).where(User.email == address))
+    if verify_password(user.password_hash if user else _dummy_hash(), password) and user:
+        db.execute(delete(LoginFailure).where(LoginFailure.id.in_([r.id for r in attempt])))
+        db.commit()
+        return user
+    db.execute(delete(LoginFailure).where(LoginFailure.at < since))
+    db.commit()
+    raise Unauthorized("wrong email or password")
+
+
 def check_login(db: Session, email: str, password: str, ip: str) -> User:
-    """The user whose credentials these are.
+    """The user whose credentials these are (:func:`check_password`).
 
     Raises:
         RateLimited: Too many recent failures for this email or from this address.
         Unauthorized: Wrong email or password (the message does not say which).
     """
-    since = utcnow() - LOGIN_WINDOW
-    email_key, ip_key = f"email:{email.strip().lower()[:254]}", f"ip:{ip}"
-    if (
-        _failures(db, email_key, since) >= MAX_FAILURES_PER_EMAIL
-        or _failures(db, ip_key, since) >= MAX_FAILURES_PER_IP
-    ):
-        raise RateLimited("too many failed logins; try again in 15 minutes")
-    user = db.scalar(select(User).where(User.email == email.strip().lower()))
-    if user is None or not verify_password(user.password_hash, password):
-        db.add_all([LoginFailure(key=email_key), LoginFailure(key=ip_key)])
-        db.execute(delete(LoginFailure).where(LoginFailure.at < since))
-        db.commit()
-        raise Unauthorized("wrong email or password")
-    return user
+    return check_password(db, email, password, ip)
 
 
 def start_session(db: Session, user: User, lifetime: dt.timedelta) -> str:
@@ -175,14 +215,24 @@ def open_invitation(db: Session, token: str) -> Invitation:
     return row
 
 
-def accept_invitation(db: Session, token: str, password: str) -> User:
-    """Create the invited rater's account (or add an existing rater to the study)."""
+def accept_invitation(db: Session, token: str, password: str, ip: str = "unknown") -> User:
+    """Create the invited rater's account (or add an existing rater to the study).
+
+    For an existing account the password is checked under the login limits
+    (:func:`check_password`): an invitation is no way around them.
+    """
     row = open_invitation(db, token)
     user = db.scalar(select(User).where(User.email == row.email))
     if user is None:
         user = create_user(db, row.email, "rater", password)
-    elif not verify_password(user.password_hash, password):
-        raise Unauthorized(f"{row.email} has an account: give its password to join the study")
+    else:
+        try:
+            user = check_password(db, row.email, password, ip)
+        except Unauthorized:
+            raise Unauthorized(
+                f"{row.email} has an account: give its password to join the study"
+            ) from None
+        row = open_invitation(db, token)
     row.used_at = utcnow()
     exists = db.scalar(
         select(Membership).where(Membership.study_id == row.study_id, Membership.user_id == user.id)

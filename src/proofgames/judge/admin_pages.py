@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from . import accounts, export, service
-from .errors import JudgeError
+from .errors import JudgeError, whole_number
 from .models import Question, Study, User
 from .pages import page
 from .web import Id, check_csrf, cookie_user, get_db, require, runtime
@@ -54,7 +54,8 @@ def create_study(
     """Create a study, then show it."""
     check_csrf(request, csrf_token)
     try:
-        study = service.create_study(db, name, int(k) if k.isdigit() else -1, actor=user)
+        number = whole_number(k)
+        study = service.create_study(db, name, -1 if number is None else number, actor=user)
     except JudgeError as exc:
         return _studies_page(request, user, db, exc.status, error=str(exc))
     return RedirectResponse(f"/admin/studies/{study.id}", status_code=303)
@@ -108,10 +109,10 @@ def invite(
 
 
 @router.get("/studies/{study_id}/export.{fmt}")
-def export_study(study_id: Id, fmt: str, user: Admin, db: Db) -> Response:
-    """Download every answer of the study (JSONL, CSV or Parquet)."""
+def export_study(study_id: Id, fmt: str, user: Admin, db: Db, emails: bool = False) -> Response:
+    """Download every answer of the study (JSONL, CSV or Parquet; emails only if asked)."""
     found = service.get_study(db, study_id)
-    body, media = export.render(export.rows(db, found), fmt)
+    body, media = export.render(export.rows(db, found, emails=emails), fmt)
     filename = f"study-{found.id}-answers.{fmt}"
     return Response(
         body,

@@ -170,10 +170,12 @@ async def question_result(
 
 
 @router.get("/studies/{study_id}/export")
-def export_study(study_id: Id, user: Admin, db: Db, format: str = "jsonl") -> Response:
+def export_study(
+    study_id: Id, user: Admin, db: Db, format: str = "jsonl", emails: bool = False
+) -> Response:
     """Every answer of a study, as JSONL, CSV or Parquet."""
     study = service.get_study(db, study_id)
-    body, media = export.render(export.rows(db, study), format)
+    body, media = export.render(export.rows(db, study, emails=emails), format)
     return Response(body, media_type=media)
 
 

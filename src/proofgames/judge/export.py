@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from ..reporting.json import dumps
 from .errors import BadInput
-from .models import Answer, Question, Study, User
+from .models import Answer, Assignment, Question, Study, User
 
 FORMATS = ("jsonl", "csv", "parquet")
 
@@ -36,18 +36,26 @@ def days(n: float) -> dt.timedelta:
     return dt.timedelta(days=n)
 
 
-def rows(db: Session, study: Study) -> list[dict[str, Any]]:
-    """One row per answer in ``study``: who, what they were shown, what they said, when."""
+def rows(db: Session, study: Study, emails: bool = False) -> list[dict[str, Any]]:
+    """One row per answer in ``study``: who, what they were shown, what they said, when.
+
+    Pseudonymous by default: a rater is their number (``rater_id``); ``emails`` adds
+    ``rater_email`` (for paying people, say). ``server_ms`` is the time from handing the
+    question out to storing the answer, measured by the server; ``elapsed_ms`` is what
+    the rater's browser reported (optional, not trusted).
+    """
     query = (
-        select(Answer, Question, User.email)
+        select(Answer, Question, User.email, Assignment.created_at)
         .join(Question, Question.id == Answer.question_pk)
         .join(User, User.id == Answer.rater_id)
+        .join(Assignment, Assignment.id == Answer.assignment_id)
         .where(Question.study_id == study.id)
         .order_by(Answer.id)
     )
     out = []
-    for answer, question, email in db.execute(query):
+    for answer, question, email, handed_out in db.execute(query):
         shown = question.payload
+        server_ms = (answer.created_at - handed_out) // dt.timedelta(milliseconds=1)
         out.append(
             {
                 "study": study.name,
@@ -55,10 +63,11 @@ def rows(db: Session, study: Study) -> list[dict[str, Any]]:
                 "question_id": question.question_id,
                 "answer_id": answer.id,
                 "rater_id": answer.rater_id,
-                "rater_email": email,
+                **({"rater_email": email} if emails else {}),
                 "yes": answer.yes,
                 "confidence": answer.confidence,
                 "elapsed_ms": answer.elapsed_ms,
+                "server_ms": max(0, server_ms),
                 "answered_at": answer.created_at.isoformat() + "Z",
                 "shown_sha256": answer.shown_sha256,
                 "task": shown["task"],

@@ -17,7 +17,7 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.orm import Session
 
 from . import accounts, service
-from .errors import BadInput, Conflict, JudgeError
+from .errors import BadInput, Conflict, JudgeError, whole_number
 from .models import Study, User
 from .web import (
     NONCE_COOKIE,
@@ -132,8 +132,9 @@ def invitation_page(request: Request, token: str, db: Db) -> Response:
 def accept(request: Request, token: str, db: Db, password: Token, csrf_token: Token) -> Response:
     """Create the rater's account from the invitation and log them in."""
     check_csrf(request, csrf_token)
+    host = request.client.host if request.client else "unknown"
     try:
-        user = accounts.accept_invitation(db, token, password)
+        user = accounts.accept_invitation(db, token, password, ip=host)
     except BadInput as exc:
         invitation = accounts.open_invitation(db, token)
         study = db.get(Study, invitation.study_id)
@@ -187,7 +188,8 @@ def answer(
     check_csrf(request, csrf_token)
     if answer not in ("yes", "no"):
         raise BadInput("choose yes or no")
-    if not confidence.isdigit() or (elapsed_ms != "" and not elapsed_ms.isdigit()):
+    level, elapsed = whole_number(confidence), whole_number(elapsed_ms)
+    if level is None or (elapsed_ms != "" and elapsed is None):
         raise BadInput("confidence must be 1 to 5, and elapsed_ms a whole number")
     try:
         status = service.submit_answer(
@@ -195,9 +197,9 @@ def answer(
             user,
             assignment_id,
             yes=answer == "yes",
-            confidence=int(confidence),
+            confidence=level,
             shown=shown_sha256,
-            elapsed_ms=int(elapsed_ms) if elapsed_ms else None,
+            elapsed_ms=elapsed,
         )
     except Conflict as exc:  # closed meanwhile: say so, and go on to the next step
         refused, notice = True, f"Not recorded: {exc}."

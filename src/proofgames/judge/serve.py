@@ -100,9 +100,14 @@ def run(
     demo: bool = True,
     admin_password: str | None = None,
     secure_cookies: bool = False,
+    trusted_proxies: tuple[str, ...] = (),
     announce: Any = print,
 ) -> None:
     """Bind, open and migrate, seed the demo on an empty database, and serve until stopped.
+
+    A client's address is the connection's own: ``X-Forwarded-For`` counts only from the
+    addresses in ``trusted_proxies`` (a reverse proxy in front of the server), so a
+    client cannot choose the address its failed logins are counted under.
 
     Raises:
         ConfigurationError: The port cannot be bound or the database opened (see
@@ -128,8 +133,12 @@ def run(
                 announce(f"  {key}: {value}")
         announce(f"judge server on {base} (database {redacted(database_url)})")
         server = uvicorn.Server(
-            uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5)
-        )
+            uvicorn.Config(
+                app, log_level="warning", timeout_graceful_shutdown=5,
+                proxy_headers=bool(trusted_proxies),
+                forwarded_allow_ips=list(trusted_proxies) or None,
+            )
+        )  # fmt: skip
         server.run(sockets=[sock])
     if not server.started:
         raise ConfigurationError(f"the judge server on {base} did not start")

@@ -45,7 +45,7 @@ from sqlalchemy.orm import Session
 from ..judges.interface import StepQuestion
 from .accounts import audit
 from .db import write_gate
-from .errors import BadInput, Conflict, NotFound
+from .errors import BadInput, Conflict, NotFound, readable
 from .models import Answer, Assignment, Membership, Question, Study, User, utcnow
 from .security import sha256
 
@@ -71,7 +71,7 @@ def check_k(k: object) -> int:
 
 def create_study(db: Session, name: str, k: int, actor: User | None = None) -> Study:
     """A new study; raises :class:`BadInput` for a bad name or k, or a taken name."""
-    name = name.strip()
+    name = readable("a study's name", name.strip())
     if not 1 <= len(name) <= 200:
         raise BadInput("a study's name must have 1 to 200 characters")
     study = Study(name=name, k=check_k(k))
@@ -95,7 +95,8 @@ def get_study(db: Session, study_id: int) -> Study:
 
 
 def study_by_name(db: Session, name: str) -> Study:
-    """The study with this name; raises :class:`NotFound`."""
+    """The study with this name; raises :class:`NotFound` (:class:`BadInput` if unreadable)."""
+    readable("a study's name", name)
     study = db.scalar(select(Study).where(Study.name == name))
     if study is None:
         raise NotFound(f"no study named {name[:80]!r}")
@@ -124,6 +125,7 @@ def post_question(
     """
     if not isinstance(debate_id, str) or not 1 <= len(debate_id) <= MAX_DEBATE_ID:
         raise BadInput(f"debate_id must be a string of 1 to {MAX_DEBATE_ID} characters")
+    readable("debate_id", debate_id)
     k = study.k if k is None else check_k(k)
     key = (Question.study_id == study.id, Question.debate_id == debate_id)
     found = db.scalar(select(Question).where(*key, Question.question_id == question.question_id))
@@ -155,6 +157,8 @@ def post_question(
 
 def find_question(db: Session, study: Study, debate_id: str, question_id: str) -> Question:
     """The question posted under this key; raises :class:`NotFound`."""
+    readable("debate_id", debate_id)
+    readable("question_id", question_id)
     row = db.scalar(
         select(Question).where(
             Question.study_id == study.id,
@@ -188,6 +192,10 @@ def question_result(db: Session, study: Study, debate_id: str, question_id: str)
     }
 
 
+#: How often :func:`next_assignment` chooses again when its choice was taken meanwhile.
+MAX_TRIES = 20
+
+
 def next_assignment(db: Session, rater: User) -> tuple[Assignment, Question] | None:
     """The rater's current open assignment, or a new one on the oldest open question.
 
@@ -196,7 +204,35 @@ def next_assignment(db: Session, rater: User) -> tuple[Assignment, Question] | N
     blocks a slot for one lease; then another rater gets the question, and whichever
     answer comes first counts (a late one is refused: the question has closed).
     """
-    mine = db.execute(
+    mine = _current(db, rater)
+    if mine is not None:
+        return mine
+    for _ in range(MAX_TRIES):
+        with write_gate(db):  # SQLite: choose and insert as one step (the session holds a
+            question = _open_question(db, rater)  # connection)
+            if question is None:
+                db.rollback()
+                return None
+            if not _slot_free(db, question.id):  # taken while we waited for its row lock
+                db.rollback()
+                continue
+            assignment = Assignment(question_pk=question.id, rater_id=rater.id)
+            db.add(assignment)
+            try:
+                db.commit()
+            except IntegrityError:  # the same rater asked twice at once: the other won
+                db.rollback()
+            else:
+                return assignment, question
+        mine = _current(db, rater)
+        if mine is not None:
+            return mine
+    return None
+
+
+def _current(db: Session, rater: User) -> tuple[Assignment, Question] | None:
+    """The rater's open assignment, if any."""
+    row = db.execute(
         select(Assignment, Question)
         .join(Question, Question.id == Assignment.question_pk)
         .outerjoin(Answer, Answer.assignment_id == Assignment.id)
@@ -204,22 +240,28 @@ def next_assignment(db: Session, rater: User) -> tuple[Assignment, Question] | N
         .order_by(Assignment.id)
         .limit(1)
     ).first()
-    if mine is not None:
-        return mine[0], mine[1]
-    with write_gate(db):  # SQLite: choose and insert as one step (the session holds a connection)
-        question = _open_question(db, rater)
-        if question is None:
-            db.rollback()
-            return None
-        assignment = Assignment(question_pk=question.id, rater_id=rater.id)
-        db.add(assignment)
-        try:
-            db.commit()
-        except IntegrityError:  # the same rater asked twice at once: the other request won
-            db.rollback()
-        else:
-            return assignment, question
-    return next_assignment(db, rater)
+    return None if row is None else (row[0], row[1])
+
+
+def _slot_free(db: Session, question_pk: int) -> bool:
+    """Whether the question still has a slot, counted afresh once its row is locked.
+
+    On PostgreSQL the choice in :func:`_open_question` was made on the snapshot its
+    statement began with; a rater whose assignment committed while this one waited for
+    the row lock is not in it. This second statement sees it (READ COMMITTED), so a
+    question never goes to more than k raters at once (issue 36, defect 7).
+    """
+    k, answers = db.execute(
+        select(Question.k, Question.n_answers).where(Question.id == question_pk)
+    ).one()
+    pending = db.scalar(
+        select(func.count(Assignment.id)).where(
+            Assignment.question_pk == question_pk,
+            Assignment.created_at >= utcnow() - LEASE,
+            ~exists().where(Answer.assignment_id == Assignment.id),
+        )
+    )
+    return bool(answers + int(pending or 0) < k)
 
 
 def _open_question(db: Session, rater: User) -> Question | None:

@@ -29,7 +29,7 @@ from .errors import Forbidden, Unauthorized
 from .models import User
 from .security import Keys
 
-Id = Annotated[int, Path(ge=1, le=2**62)]
+Id = Annotated[int, Path(ge=1, le=2**31 - 1)]  # an INTEGER key on PostgreSQL too
 """A row id in a URL: a positive integer the database can hold (others: 422)."""
 SESSION_COOKIE = "pg_session"
 NONCE_COOKIE = "pg_nonce"

@@ -41,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -54,6 +55,41 @@ MAX_TEXT_CHARS = 20_000
 JudgeKind = Literal["model", "calculator", "scripted", "human"]
 
 
+#: Unicode categories a reader cannot see, or that reorder what it sees: controls (but
+#: tab, newline, carriage return), format characters (zero-width, bidirectional
+#: overrides), surrogates, private use, unassigned, line and paragraph separators.
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def unreadable_character(text: str) -> str | None:
+    """The first character of ``text`` a judge would read differently from V; ``None`` if none.
+
+    A character of :data:`HIDDEN_CATEGORIES`, or a digit other than ASCII ``0``-``9``
+    (fullwidth, Arabic-Indic, superscript, mathematical bold: it looks like a number that
+    no calculator reads as one). Such text would show a person or a model something other
+    than what V checks and records: a question, and a prover's message, may not hold it.
+
+    Example:
+        >>> unreadable_character("So 7 * 5 = 35.") is None
+        True
+        >>> unreadable_character("So 7 * 5 = \u202e53\u202c.")
+        'U+202E (RIGHT-TO-LEFT OVERRIDE) at position 12'
+        >>> unreadable_character("x = \uff13")
+        'U+FF13 (FULLWIDTH DIGIT THREE) at position 5'
+    """
+    if text.isascii() and text.isprintable():  # the fast path
+        return None
+    for i, ch in enumerate(text):
+        if ch in "\t\n\r":
+            continue
+        category = unicodedata.category(ch)
+        if category in HIDDEN_CATEGORIES or (
+            not ch.isascii() and unicodedata.digit(ch, None) is not None
+        ):
+            return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'unnamed')}) at position {i + 1}"
+    return None
+
+
 def _check_text(name: str, value: object) -> str:
     if not isinstance(value, str):
         raise OracleError(f"step question field {name!r} must be a string, not {value!r}")
@@ -61,6 +97,12 @@ def _check_text(name: str, value: object) -> str:
         raise OracleError(
             f"step question field {name!r} holds {len(value):,} characters; "
             f"the limit is {MAX_TEXT_CHARS:,}"
+        )
+    hidden = unreadable_character(value)
+    if hidden is not None:
+        raise OracleError(
+            f"step question field {name!r} has an invisible, control or look-alike "
+            f"character {hidden}"
         )
     return value
 

@@ -62,7 +62,7 @@ def _visible(text: str, what: str) -> None:
     """Refuse text with a character a reader cannot see (a zero-width or bidi control)."""
     hidden = hidden_character(text)
     if hidden is not None:
-        raise Malformed(f"{what} has an invisible or control character {hidden}")
+        raise Malformed(f"{what} has an invisible, control or look-alike character {hidden}")
 
 
 def as_step(value: object, t: int, parts: int) -> ArgumentStep:

@@ -30,13 +30,13 @@ Example:
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 from ..errors import TranscriptFormatError
 from ..judges.interface import DEFAULT_PROMPT, MAX_TEXT_CHARS, StepQuestion
+from ..judges.interface import unreadable_character as hidden_character
 from ..judges.text import (
     MAX_DIGITS,
     NUMBER,
@@ -224,12 +224,6 @@ def _string(value: object, what: str) -> str:
     return _within(str(value), what)
 
 
-#: Unicode categories a judge cannot see or that reorder what it sees: controls (but tab,
-#: newline, carriage return), format characters (zero-width, bidirectional overrides),
-#: surrogates, private use, unassigned, line and paragraph separators.
-HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-
-
 def _within(text: str, what: str) -> str:
     """``text`` if a judge can read it in one question field (:data:`MAX_TEXT_CHARS`)."""
     if len(text) > MAX_TEXT_CHARS:
@@ -237,28 +231,6 @@ def _within(text: str, what: str) -> str:
             f"{what} has {len(text):,} characters, over the limit of {MAX_TEXT_CHARS:,}"
         )
     return text
-
-
-def hidden_character(text: str) -> str | None:
-    """The first character of ``text`` a reader cannot see, described; ``None`` if none.
-
-    What counts is :data:`HIDDEN_CATEGORIES`: text a person or a model would read
-    differently from what V checks. V refuses such text in a party's message (the
-    sender's forfeit, :mod:`proofgames.language._moves`); data files may hold it (one
-    GSM8K reference solution has a zero-width space), and a prover that sends it loses.
-
-    Example:
-        >>> hidden_character("3 + 4 = 7") is None
-        True
-        >>> hidden_character("3 + 4 = 7\u202e8")
-        'U+202E (RIGHT-TO-LEFT OVERRIDE) at position 10'
-    """
-    if text.isprintable():  # the fast path: nothing but visible characters and spaces
-        return None
-    for i, ch in enumerate(text):
-        if ch not in "\t\n\r" and unicodedata.category(ch) in HIDDEN_CATEGORIES:
-            return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'unnamed')}) at position {i + 1}"
-    return None
 
 
 def split_sentences(text: str) -> tuple[str, ...]:
