@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -181,13 +182,25 @@ def serve(server: Session, channel: Channel) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: play the strategy ``argv[0]`` over stdin/stdout."""
-    args = sys.argv[1:] if argv is None else argv
+    return run_party(sys.argv[1:] if argv is None else argv, Session, USAGE, load_plugins=True)
+
+
+def run_party(
+    args: list[str], build: Callable[[str, dict[str, Any], Channel], Any], usage: str,
+    *, load_plugins: bool = False,
+) -> int:  # fmt: skip
+    """A party runner: its one argument, the hello, ``build(name, hello, channel)``, serve.
+
+    ``build`` returns what answers calls (``call(method, args)`` and ``costs()``); a
+    failure before the ready is one ``error`` message and exit status 1.
+    """
     if len(args) != 1 or args[0].startswith("-"):
-        print(USAGE, file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
     channel = Channel()
     try:
-        plugins.load()
+        if load_plugins:
+            plugins.load()
     except ProofgamesError as exc:
         channel.send({"type": "error", "message": str(exc)[:2000]})
         return 1
@@ -197,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if type(hello) is not dict or hello.get("type") != "hello":
             raise ProtocolError("the first message must be the hello")
-        server = Session(args[0], hello, channel)
+        server = build(args[0], hello, channel)
     except Exception as exc:
         channel.send({"type": "error", "message": describe_exception(exc)[:2000]})
         return 1

@@ -32,9 +32,8 @@ from typing import Any
 
 from .. import wire
 from ..errors import ProtocolError
-from ..isolation.party import Channel
+from ..isolation.party import run_party
 from ..isolation.steps import STEP_METHODS, step_dict
-from ..protocols._calls import describe_exception
 from .generated import generate_chain
 from .provers import CheckerB, ContrarianB, ReferenceB, ScriptedA
 from .transcript import ArgumentStep, StepTranscript
@@ -95,34 +94,24 @@ def answer(role: str, prover: Any, method: object, args: object) -> object:
     return plain(asyncio.run(getattr(prover, str(method))(*args)))
 
 
+class StepServer:
+    """One built-in step prover answering V's calls (what :func:`serve` needs)."""
+
+    def __init__(self, name: str, hello: dict[str, Any], channel: object) -> None:
+        self.role, self.prover = build(name, hello)
+
+    def call(self, method: object, args: object) -> object:
+        """One move, as plain data."""
+        return answer(self.role, self.prover, method, args)
+
+    def costs(self) -> dict[str, int]:
+        """Nothing to report: the built-in provers call no model."""
+        return {}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: play the prover ``argv[0]`` over stdin/stdout."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or args[0].startswith("-"):
-        print(USAGE, file=sys.stderr)
-        return 2
-    channel = Channel()
-    hello = channel.receive()
-    if hello is None:
-        return 0
-    try:
-        if type(hello) is not dict or hello.get("type") != "hello":
-            raise ProtocolError("the first message must be the hello")
-        role, prover = build(args[0], hello)
-    except Exception as exc:
-        channel.send({"type": "error", "message": describe_exception(exc)[:2000]})
-        return 1
-    channel.send({"type": "ready"})
-    while (msg := channel.receive()) is not None:
-        try:
-            if type(msg) is not dict or msg.get("type") != "call":
-                raise ProtocolError("expected a call")
-            value = answer(role, prover, msg.get("method"), msg.get("args"))
-            line = wire.encode({"type": "result", "value": value})
-        except Exception as exc:  # the prover failed: report, keep serving
-            line = wire.encode({"type": "error", "message": describe_exception(exc)[:2000]})
-        channel.write(line)
-    return 0
+    return run_party(sys.argv[1:] if argv is None else argv, StepServer, USAGE)
 
 
 if __name__ == "__main__":
