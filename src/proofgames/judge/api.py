@@ -218,3 +218,10 @@ def answer(assignment_id: Id, body: AnswerBody, user: Rater, db: Db) -> dict[str
         elapsed_ms=body.elapsed_ms,
     )
     return {"assignment": assignment_id, "status": status}
+
+
+@router.post("/assignments/{assignment_id}/skip")
+def skip(assignment_id: Id, user: Rater, db: Db) -> dict[str, Any]:
+    """Pass on an assignment: its slot is free for another rater at once (409 if answered)."""
+    service.skip(db, user, assignment_id)
+    return {"assignment": assignment_id, "status": "skipped"}

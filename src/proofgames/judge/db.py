@@ -13,7 +13,7 @@ Example:
     >>> engine = make_engine("sqlite://")
     >>> migrate(engine)
     >>> current_revision(engine)
-    '0001'
+    '0002'
     >>> sqlite_url("/tmp/judge.db")
     'sqlite:////tmp/judge.db'
     >>> open_database("sqlite://")  # doctest: +ELLIPSIS
@@ -240,7 +240,7 @@ def open_database(url: str, *, create: bool = True) -> Engine:
         >>> with tempfile.TemporaryDirectory() as folder:
         ...     engine = open_database(sqlite_url(f"{folder}/judge.db"))
         ...     print(current_revision(engine)); engine.dispose()
-        0001
+        0002
         >>> open_database("sqlite:////nonexistent/typo.db", create=False)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...

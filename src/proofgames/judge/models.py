@@ -150,6 +150,7 @@ class Assignment(Base):
     question_pk: Mapped[int] = mapped_column(ForeignKey("questions.id"), index=True)
     rater_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    skipped_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class Answer(Base):

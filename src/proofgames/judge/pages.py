@@ -211,3 +211,19 @@ def answer(
     if refused:
         return page(request, "queue.html", user, 409, item=_item(db, user), notice=notice)
     return RedirectResponse("/queue", status_code=303)
+
+
+@router.post("/queue/{assignment_id}/skip", response_class=HTMLResponse)
+def skip(
+    request: Request, assignment_id: Id, user: LoggedIn, db: Db, csrf_token: Token
+) -> Response:
+    """Pass on this step (its slot goes to another rater now), then show the next one."""
+    check_csrf(request, csrf_token)
+    try:
+        service.skip(db, user, assignment_id)
+        notice = "Skipped."
+    except Conflict as exc:
+        notice = f"Not skipped: {exc}."
+    if request.headers.get("hx-request") == "true":
+        return page(request, "_item.html", user, item=_item(db, user), notice=notice)
+    return RedirectResponse("/queue", status_code=303)

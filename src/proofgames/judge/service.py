@@ -236,11 +236,34 @@ def _current(db: Session, rater: User) -> tuple[Assignment, Question] | None:
         select(Assignment, Question)
         .join(Question, Question.id == Assignment.question_pk)
         .outerjoin(Answer, Answer.assignment_id == Assignment.id)
-        .where(Assignment.rater_id == rater.id, Answer.id.is_(None), Question.closed.is_(False))
+        .where(
+            Assignment.rater_id == rater.id,
+            Assignment.skipped_at.is_(None),
+            Answer.id.is_(None),
+            Question.closed.is_(False),
+        )
         .order_by(Assignment.id)
         .limit(1)
     ).first()
     return None if row is None else (row[0], row[1])
+
+
+def skip(db: Session, rater: User, assignment_id: int) -> None:
+    """The rater passes on a step: its slot is free for another rater at once.
+
+    The rater is not handed that question again. Skipping twice is one skip.
+
+    Raises:
+        NotFound: Not the rater's assignment.
+        Conflict: It was answered already.
+    """
+    assignment, _ = own_assignment(db, rater, assignment_id)
+    if _answered(db, assignment):
+        raise Conflict("this step was answered already: it cannot be skipped")
+    if assignment.skipped_at is None:
+        assignment.skipped_at = utcnow()
+        audit(db, rater, "skip", assignment=assignment.id)
+        db.commit()
 
 
 def _slot_free(db: Session, question_pk: int) -> bool:
@@ -258,6 +281,7 @@ def _slot_free(db: Session, question_pk: int) -> bool:
         select(func.count(Assignment.id)).where(
             Assignment.question_pk == question_pk,
             Assignment.created_at >= utcnow() - LEASE,
+            Assignment.skipped_at.is_(None),
             ~exists().where(Answer.assignment_id == Assignment.id),
         )
     )
@@ -277,6 +301,7 @@ def _open_question(db: Session, rater: User) -> Question | None:
         .where(
             Assignment.question_pk == Question.id,
             Assignment.created_at >= utcnow() - LEASE,
+            Assignment.skipped_at.is_(None),
             ~exists().where(Answer.assignment_id == Assignment.id),
         )
         .correlate(Question)
@@ -346,6 +371,8 @@ def submit_answer(
     assignment, question = own_assignment(db, rater, assignment_id)
     if _answered(db, assignment):
         return "duplicate"
+    if assignment.skipped_at is not None:
+        raise Conflict("you skipped this step: its answer is not taken")
     if shown != shown_sha256(question.payload):
         raise Conflict("the answer was given to a different text than this question shows")
     with write_gate(db):  # taken while this session holds its connection: no deadlock
