@@ -112,7 +112,7 @@ def _dummy_hash() -> str:
     return _DUMMY[0]
 
 
-def check_password(db: Session, email: str, password: str, ip: str) -> User:
+def check_login(db: Session, email: str, password: str, ip: str) -> User:
     """The user whose email and password these are, within the login limits.
 
     Every password check is counted before it is made: one row per limit key
@@ -149,16 +149,6 @@ def check_password(db: Session, email: str, password: str, ip: str) -> User:
     db.execute(delete(LoginFailure).where(LoginFailure.at < since))
     db.commit()
     raise Unauthorized("wrong email or password")
-
-
-def check_login(db: Session, email: str, password: str, ip: str) -> User:
-    """The user whose credentials these are (:func:`check_password`).
-
-    Raises:
-        RateLimited: Too many recent failures for this email or from this address.
-        Unauthorized: Wrong email or password (the message does not say which).
-    """
-    return check_password(db, email, password, ip)
 
 
 def start_session(db: Session, user: User, lifetime: dt.timedelta) -> str:
@@ -219,7 +209,7 @@ def accept_invitation(db: Session, token: str, password: str, ip: str = "unknown
     """Create the invited rater's account (or add an existing rater to the study).
 
     For an existing account the password is checked under the login limits
-    (:func:`check_password`): an invitation is no way around them.
+    (:func:`check_login`): an invitation is no way around them.
     """
     row = open_invitation(db, token)
     user = db.scalar(select(User).where(User.email == row.email))
@@ -227,7 +217,7 @@ def accept_invitation(db: Session, token: str, password: str, ip: str = "unknown
         user = create_user(db, row.email, "rater", password)
     else:
         try:
-            user = check_password(db, row.email, password, ip)
+            user = check_login(db, row.email, password, ip)
         except Unauthorized:
             raise Unauthorized(
                 f"{row.email} has an account: give its password to join the study"
