@@ -146,8 +146,9 @@ def progress(db: Session, study: Study) -> dict[str, Any]:
     ).all()
     by_question: dict[int, list[bool]] = defaultdict(list)
     query = select(Answer.question_pk, Answer.yes).join(Question, Question.id == Answer.question_pk)
-    for question_pk, yes in db.execute(query.where(Question.study_id == study.id)):
-        by_question[question_pk].append(yes)
+    query = query.where(Question.study_id == study.id, Answer.yes.is_not(None))
+    for question_pk, yes in db.execute(query):
+        by_question[question_pk].append(bool(yes))
     closed = sum(q.closed for q in questions)
     return {
         "questions": len(questions),

@@ -23,7 +23,9 @@ from sqlalchemy import (
     JSON,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -58,6 +60,7 @@ class User(Base):
     role: Mapped[str] = mapped_column(String(10))  # "admin" | "rater"
     password_hash: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    disabled_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class WebSession(Base):
@@ -89,16 +92,38 @@ class ApiToken(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     label: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class Study(Base):
-    """A set of questions answered by its raters, ``k`` answers per question by default."""
+    """A set of questions answered by its raters, ``k`` answers per question by default.
+
+    Its design (see :mod:`proofgames.judge.design`): the consent text and instructions
+    a rater reads first; ``gold_rate``, the share of work turns that serve a gold or
+    attention question; ``pass_mark``, the share of qualification questions a rater must
+    get right; ``quota``, the most work answers per rater; ``one_step_per_debate``;
+    ``ordering`` (``"oldest"`` or ``"random"``, a different order per rater);
+    ``probability`` (answers are P(yes), scored by the Brier rule); ``feedback`` (show
+    gold feedback during the work); the dates it is open; the pay rate for the export.
+    """
 
     __tablename__ = "studies"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
     k: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    consent: Mapped[str] = mapped_column(Text, default="")
+    instructions: Mapped[str] = mapped_column(Text, default="")
+    gold_rate: Mapped[float] = mapped_column(Float, default=0.0)
+    pass_mark: Mapped[float] = mapped_column(Float, default=0.8)
+    quota: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    one_step_per_debate: Mapped[bool] = mapped_column(Boolean, default=False)
+    ordering: Mapped[str] = mapped_column(String(10), default="oldest")
+    probability: Mapped[bool] = mapped_column(Boolean, default=False)
+    feedback: Mapped[bool] = mapped_column(Boolean, default=True)
+    starts_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    ends_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    pay_cents_per_hour: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class Membership(Base):
@@ -109,6 +134,8 @@ class Membership(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    consented_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    deactivated_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class Invitation(Base):
@@ -122,13 +149,25 @@ class Invitation(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime)
     used_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class Question(Base):
-    """One step question of one debate, posted by the verifier through the API."""
+    """One step question of one debate, posted by the verifier through the API.
+
+    ``kind`` is ``"work"`` (the verifier's question, answered by k raters) or one the
+    study's designer posts with its ``expected`` answer and the ``explanation`` shown
+    as feedback: ``"gold"`` and ``"attention"`` (interleaved with the work),
+    ``"training"`` (answered first, with feedback) and ``"qualification"`` (answered
+    before the work; the rater must reach the study's pass mark). ``shuffle`` is a
+    random key for the randomised order.
+    """
 
     __tablename__ = "questions"
-    __table_args__ = (UniqueConstraint("study_id", "debate_id", "question_id"),)
+    __table_args__ = (
+        UniqueConstraint("study_id", "debate_id", "question_id"),
+        Index("ix_questions_study_kind", "study_id", "kind"),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
     debate_id: Mapped[str] = mapped_column(String(200))
@@ -139,6 +178,10 @@ class Question(Base):
     closed: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     closed_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    kind: Mapped[str] = mapped_column(String(14), default="work")
+    expected: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    explanation: Mapped[str] = mapped_column(Text, default="")
+    shuffle: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class Assignment(Base):
@@ -154,15 +197,22 @@ class Assignment(Base):
 
 
 class Answer(Base):
-    """A rater's answer: yes/no with a confidence, and the hash of what they were shown."""
+    """A rater's answer and the hash of what they were shown.
+
+    ``yes`` is null for "can't tell" (which takes no slot: the question stays open for
+    others). ``probability`` is the rater's P(yes) in a probability study; ``rationale``
+    their optional free text.
+    """
 
     __tablename__ = "answers"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id"), unique=True)
     question_pk: Mapped[int] = mapped_column(ForeignKey("questions.id"), index=True)
     rater_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
-    yes: Mapped[bool] = mapped_column(Boolean)
+    yes: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     confidence: Mapped[int] = mapped_column(Integer)
+    probability: Mapped[float | None] = mapped_column(Float, nullable=True)
+    rationale: Mapped[str] = mapped_column(Text, default="")
     elapsed_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     shown_sha256: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)

@@ -174,16 +174,16 @@ def find_question(db: Session, study: Study, debate_id: str, question_id: str) -
 def question_result(db: Session, study: Study, debate_id: str, question_id: str) -> dict[str, Any]:
     """A question's state and answers, as the API returns them."""
     row = find_question(db, study, debate_id, question_id)
-    answers = db.scalars(
-        select(Answer).where(Answer.question_pk == row.id).order_by(Answer.id)
-    ).all()
-    yes = sum(a.yes for a in answers)
+    every = db.scalars(select(Answer).where(Answer.question_pk == row.id).order_by(Answer.id)).all()
+    answers = [a for a in every if a.yes is not None]  # "can't tell" takes no slot
+    yes = sum(bool(a.yes) for a in answers)
     return {
         "debate_id": row.debate_id,
         "question_id": row.question_id,
         "k": row.k,
         "closed": row.closed,
         "n_answers": len(answers),
+        "cant_tell": len(every) - len(answers),
         "p_yes": yes / len(answers) if answers else None,
         "answers": [
             {"answer_id": a.id, "rater": a.rater_id, "yes": a.yes, "confidence": a.confidence}
