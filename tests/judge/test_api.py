@@ -62,7 +62,7 @@ def test_a_rater_answers_and_the_question_closes_at_k(judge):
     alice, bob, carol = (judge.rater(f"{n}@example.org") for n in ("alice", "bob", "carol"))
     assert answer(alice, yes=True)[1].json()["status"] == "recorded"
     held = bob.get("/api/v1/assignments/next").json()  # bob holds the second slot ...
-    assert carol.get("/api/v1/assignments/next").json() == {"assignment": None}
+    assert carol.get("/api/v1/assignments/next").json()["assignment"] is None
     with judge.sessions() as db:  # ... until his lease runs out
         db.execute(update(Assignment).values(created_at=dt.datetime(2000, 1, 1)))
         db.commit()
@@ -76,7 +76,7 @@ def test_a_rater_answers_and_the_question_closes_at_k(judge):
         f"/api/v1/assignments/{late['assignment']}/answer", json=body, headers=api_csrf(carol)
     )
     assert r.status_code == 409 and "closed" in r.json()["error"]
-    assert carol.get("/api/v1/assignments/next").json() == {"assignment": None}
+    assert carol.get("/api/v1/assignments/next").json()["assignment"] is None
     params = {"study": "study", "debate_id": "d1", "question_id": late["question"]["question_id"]}
     result = judge.client().get("/api/v1/questions", params=params, headers=judge.auth).json()
     assert (result["closed"], result["n_answers"], result["p_yes"]) == (True, 2, 0.5)

@@ -19,7 +19,7 @@ pytest.importorskip("sqlalchemy")
 
 from sqlalchemy import func, select
 
-from proofgames.judge import accounts, service
+from proofgames.judge import accounts, handout, service
 from proofgames.judge.errors import Conflict
 from proofgames.judge.models import Answer, Assignment, Question
 from proofgames.judges import Judgement, StepQuestion
@@ -240,7 +240,7 @@ def run_concurrent_assignment_test(judge: Judge, raters: int = 16, rounds: int =
         def ask(i: int, barrier: threading.Barrier, got: list[object]) -> None:
             barrier.wait()
             with judge.sessions() as db:
-                got[i] = service.next_assignment(db, people[i])
+                got[i] = handout.next_assignment(db, people[i])
 
         threads = [threading.Thread(target=ask, args=(i, barrier, got)) for i in range(raters)]
         for t in threads:
@@ -319,7 +319,7 @@ def run_concurrent_retry_test(judge: Judge) -> None:
         service.join(db, judge.study, rater)
     assert judge.post_question("d", "So 7 * 5 = 35").status_code == 201
     with judge.sessions() as db:
-        assignment, question = service.next_assignment(db, rater)
+        assignment, question = handout.next_assignment(db, rater)
     shown = service.shown_sha256(question.payload)
     barrier, results = threading.Barrier(8, timeout=120), []
 

@@ -65,12 +65,12 @@ def test_a_rater_answers_without_javascript_and_with_htmx(judge):
         "shown_sha256": page.split('name="shown_sha256" value="')[1].split('"')[0],
     }
     plain = rater.post("/queue/1/answer", data=form, follow_redirects=False)
-    assert plain.status_code == 303 and plain.headers["location"] == "/queue"
+    assert plain.status_code == 303 and plain.headers["location"] == "/queue?after=1"
     again = rater.post("/queue/1/answer", data=form, headers={"hx-request": "true"})
     assert "That answer was saved already." in again.text and "<html" not in again.text
     assert "So 35 - 6 = 29" in again.text  # the next step, as an htmx fragment
     missing = rater.post("/queue/2/answer", data={**form, "answer": ""})
-    assert missing.status_code == 422 and "choose yes or no" in missing.text
+    assert missing.status_code == 422 and "choose yes, no or can" in missing.text
     with judge.sessions() as db:
         answers = db.scalars(select(Answer)).all()
     assert [(a.yes, a.confidence, a.elapsed_ms) for a in answers] == [(True, 5, 1234)]

@@ -14,6 +14,8 @@ Every body is validated strictly (unknown fields, wrong types: 422 naming the fi
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime as dt
 import time
 from typing import Annotated, Any
 
@@ -24,7 +26,8 @@ from sqlalchemy.orm import Session
 
 from ..errors import OracleError
 from ..judges.interface import StepQuestion
-from . import accounts, export, service
+from ..reporting.json import dumps
+from . import accounts, design, export, handout, scoring, service
 from .errors import BadInput
 from .models import User
 from .web import (
@@ -67,23 +70,54 @@ class InviteBody(BaseModel):
 
 
 class QuestionBody(BaseModel):
-    """``POST /api/v1/questions``: one step question of one debate."""
+    """``POST /api/v1/questions``: one step question of one debate.
+
+    ``kind`` is ``work`` (the default) or, for a question the study's designer knows
+    the answer to, ``gold``, ``attention``, ``training`` or ``qualification``, with its
+    ``expected`` answer and the ``explanation`` shown as feedback.
+    """
 
     model_config = STRICT
     study: str = Field(min_length=1, max_length=200)
     debate_id: str = Field(min_length=1, max_length=service.MAX_DEBATE_ID)
     question: dict[str, Any]
     k: int | None = Field(default=None, ge=1, le=service.MAX_K)
+    kind: str = Field(default="work", max_length=20)
+    expected: bool | None = None
+    explanation: str = Field(default="", max_length=design.MAX_TEXT)
+
+
+class DesignBody(BaseModel):
+    """``PATCH /api/v1/studies/{id}/design``: the fields of the design to change.
+
+    Times are ISO 8601; one without a zone is read as UTC.
+    """
+
+    model_config = STRICT
+    consent: str | None = Field(default=None, max_length=design.MAX_TEXT)
+    instructions: str | None = Field(default=None, max_length=design.MAX_TEXT)
+    gold_rate: float | None = Field(default=None, ge=0, le=design.MAX_GOLD_RATE)
+    pass_mark: float | None = Field(default=None, ge=0, le=1)
+    quota: int | None = Field(default=None, ge=1, le=1_000_000)
+    one_step_per_debate: bool | None = None
+    ordering: str | None = Field(default=None, max_length=10)
+    probability: bool | None = None
+    feedback: bool | None = None
+    starts_at: Annotated[dt.datetime | None, Field(strict=False)] = None
+    ends_at: Annotated[dt.datetime | None, Field(strict=False)] = None
+    pay_cents_per_hour: int | None = Field(default=None, ge=1, le=1_000_000)
 
 
 class AnswerBody(BaseModel):
     """``POST /api/v1/assignments/{id}/answer``."""
 
     model_config = STRICT
-    yes: bool
-    confidence: int = Field(ge=1, le=5)
+    yes: bool | None  # null: can't tell
+    confidence: int | None = Field(default=None, ge=1, le=5)
     shown_sha256: str = Field(min_length=64, max_length=64)
     elapsed_ms: int | None = Field(default=None, ge=0, le=10**9)
+    probability: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    rationale: str = Field(default="", max_length=service.MAX_RATIONALE)
 
 
 def admin(request: Request, db: Db) -> User:
@@ -138,7 +172,10 @@ def post_question(body: QuestionBody, user: Admin, db: Db, response: Response) -
     except OracleError as exc:
         raise BadInput(str(exc)) from None
     study = service.study_by_name(db, body.study)
-    row, created = service.post_question(db, study, body.debate_id, question, body.k, actor=user)
+    row, created = service.post_question(
+        db, study, body.debate_id, question, body.k, actor=user,
+        kind=body.kind, expected=body.expected, explanation=body.explanation,
+    )  # fmt: skip
     response.status_code = 201 if created else 200
     return service.question_result(db, study, row.debate_id, row.question_id)
 
@@ -179,18 +216,77 @@ def export_study(
     return Response(body, media_type=media)
 
 
+@router.patch("/studies/{study_id}/design")
+def set_design(study_id: Id, body: DesignBody, user: Admin, db: Db) -> dict[str, Any]:
+    """Change a study's design (only the fields given); returns the whole design."""
+    study = service.get_study(db, study_id)
+    changes = body.model_dump(exclude_unset=True)
+    for name in ("starts_at", "ends_at"):
+        value = changes.get(name)
+        if value is not None and value.tzinfo is not None:
+            changes[name] = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return _design(design.set_design(db, study, actor=user, **changes))
+
+
+def _design(value: design.Design) -> dict[str, Any]:
+    out = dataclasses.asdict(value)
+    for name in ("starts_at", "ends_at"):
+        out[name] = None if out[name] is None else out[name].isoformat() + "Z"
+    return out
+
+
+@router.get("/studies/{study_id}/raters")
+def raters(
+    study_id: Id, user: Admin, db: Db, format: str = "jsonl", emails: bool = False
+) -> Response:
+    """One row per rater: checks, qualification, calibration, server-measured hours, pay."""
+    study = service.get_study(db, study_id)
+    rows = scoring.rater_rows(db, study, emails=emails)
+    if format == "csv":  # a table: the calibration bins as JSON text
+        rows = [{**r, "calibration": dumps(r["calibration"])} for r in rows]
+    body, media = export.render(rows, format)
+    return Response(body, media_type=media)
+
+
+def _stage(stage: handout.Stage) -> dict[str, Any]:
+    return {
+        "study": stage.study.id,
+        "name": stage.name,
+        "done": stage.done,
+        "total": stage.total,
+        "note": stage.note,
+    }
+
+
 @router.get("/assignments/next")
 def next_assignment(user: Rater, db: Db) -> dict[str, Any]:
-    """The rater's next assignment (``{"assignment": null}`` when the queue is empty)."""
-    found = service.next_assignment(db, user)
-    if found is None:
-        return {"assignment": None}
-    assignment, question = found
-    return {
-        "assignment": assignment.id,
-        "question": question.payload,
-        "shown_sha256": service.shown_sha256(question.payload),
+    """The rater's next assignment (``{"assignment": null}`` when there is none now).
+
+    ``stage`` says where the rater stands (consent, training, qualification, work); at
+    ``consent`` the study's consent text and instructions come with it, to be accepted
+    with ``POST /api/v1/studies/{id}/consent``. ``waiting`` says why there is nothing.
+    """
+    turn = handout.next_turn(db, user)
+    out: dict[str, Any] = {
+        "assignment": None,
+        "stage": None if turn.stage is None else _stage(turn.stage),
+        "waiting": [_stage(s) for s in turn.waiting],
     }
+    if turn.stage is not None and turn.stage.name == "consent":
+        study = turn.stage.study
+        out["consent"] = {"consent": study.consent, "instructions": study.instructions}
+    if turn.assignment is not None and turn.question is not None:
+        out["assignment"] = turn.assignment.id
+        out["question"] = turn.question.payload
+        out["shown_sha256"] = service.shown_sha256(turn.question.payload)
+    return out
+
+
+@router.post("/studies/{study_id}/consent")
+def consent(study_id: Id, user: Rater, db: Db) -> dict[str, Any]:
+    """Accept a study's consent text (having read its instructions)."""
+    handout.consent(db, user, service.get_study(db, study_id))
+    return {"study": study_id, "status": "consented"}
 
 
 @router.get("/assignments/{assignment_id}")
@@ -207,7 +303,10 @@ def get_assignment(assignment_id: Id, user: Rater, db: Db) -> dict[str, Any]:
 
 @router.post("/assignments/{assignment_id}/answer")
 def answer(assignment_id: Id, body: AnswerBody, user: Rater, db: Db) -> dict[str, Any]:
-    """Answer an assignment; committed before the reply (a retry returns ``duplicate``)."""
+    """Answer an assignment; committed before the reply (a retry returns ``duplicate``).
+
+    ``feedback`` is what the study shows after this step (None for most steps).
+    """
     status = service.submit_answer(
         db,
         user,
@@ -216,12 +315,18 @@ def answer(assignment_id: Id, body: AnswerBody, user: Rater, db: Db) -> dict[str
         confidence=body.confidence,
         shown=body.shown_sha256,
         elapsed_ms=body.elapsed_ms,
+        probability=body.probability,
+        rationale=body.rationale,
     )
-    return {"assignment": assignment_id, "status": status}
+    assignment, question = service.own_assignment(db, user, assignment_id)
+    stored = service.answer_of(db, assignment)
+    study = service.get_study(db, question.study_id)
+    shown = None if stored is None else scoring.feedback(study, question, stored)
+    return {"assignment": assignment_id, "status": status, "feedback": shown}
 
 
 @router.post("/assignments/{assignment_id}/skip")
 def skip(assignment_id: Id, user: Rater, db: Db) -> dict[str, Any]:
     """Pass on an assignment: its slot is free for another rater at once (409 if answered)."""
-    service.skip(db, user, assignment_id)
+    handout.skip(db, user, assignment_id)
     return {"assignment": assignment_id, "status": "skipped"}

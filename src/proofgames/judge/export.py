@@ -64,8 +64,13 @@ def rows(db: Session, study: Study, emails: bool = False) -> list[dict[str, Any]
                 "answer_id": answer.id,
                 "rater_id": answer.rater_id,
                 **({"rater_email": email} if emails else {}),
+                "kind": question.kind,
+                "expected": question.expected,
                 "yes": answer.yes,
+                "cant_tell": answer.yes is None,
                 "confidence": answer.confidence,
+                "probability": answer.probability,
+                "rationale": answer.rationale,
                 "elapsed_ms": answer.elapsed_ms,
                 "server_ms": max(0, server_ms),
                 "answered_at": answer.created_at.isoformat() + "Z",
@@ -140,13 +145,17 @@ def agreement(answers: Sequence[Sequence[bool]]) -> dict[str, float | int | None
 
 
 def progress(db: Session, study: Study) -> dict[str, Any]:
-    """A study's questions (open, closed), answers, and agreement between raters."""
+    """A study's work questions (open, closed), answers, and agreement between raters."""
     questions = db.scalars(
-        select(Question).where(Question.study_id == study.id).order_by(Question.id)
+        select(Question)
+        .where(Question.study_id == study.id, Question.kind == "work")
+        .order_by(Question.id)
     ).all()
     by_question: dict[int, list[bool]] = defaultdict(list)
     query = select(Answer.question_pk, Answer.yes).join(Question, Question.id == Answer.question_pk)
-    query = query.where(Question.study_id == study.id, Answer.yes.is_not(None))
+    query = query.where(
+        Question.study_id == study.id, Question.kind == "work", Answer.yes.is_not(None)
+    )
     for question_pk, yes in db.execute(query):
         by_question[question_pk].append(bool(yes))
     closed = sum(q.closed for q in questions)

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.orm import Session
 
-from . import accounts, service
+from . import accounts, handout, scoring, service
 from .errors import BadInput, Conflict, JudgeError, whole_number
 from .models import Study, User
 from .web import (
@@ -154,22 +154,64 @@ def accept(request: Request, token: str, db: Db, password: Token, csrf_token: To
     return response
 
 
-def _item(db: Session, user: User) -> dict[str, Any] | None:
-    found = service.next_assignment(db, user)
-    if found is None:
-        return None
-    assignment, question = found
-    return {
-        "assignment": assignment,
-        "question": question,
-        "shown": service.shown_sha256(question.payload),
-    }
+def _queue_context(db: Session, user: User, after: int | None = None) -> dict[str, Any]:
+    """What the queue shows: the rater's next turn, and feedback on an earlier answer."""
+    shown = None
+    if after is not None:  # the feedback of the rater's own answer to this assignment
+        try:
+            assignment, question = service.own_assignment(db, user, after)
+        except JudgeError:
+            assignment = None
+        answer = None if assignment is None else service.answer_of(db, assignment)
+        if answer is not None and assignment is not None:
+            shown = scoring.feedback(service.get_study(db, question.study_id), question, answer)
+    turn = handout.next_turn(db, user)
+    item = None
+    if turn.assignment is not None and turn.question is not None:
+        item = {
+            "assignment": turn.assignment,
+            "question": turn.question,
+            "shown": service.shown_sha256(turn.question.payload),
+        }
+    return {"turn": turn, "item": item, "feedback": shown}
 
 
 @router.get("/queue", response_class=HTMLResponse)
-def queue(request: Request, user: LoggedIn, db: Db) -> Response:
-    """The rater's queue: their next step to judge, with its inputs beside it."""
-    return page(request, "queue.html", user, item=_item(db, user), notice=None)
+def queue(request: Request, user: LoggedIn, db: Db, after: int | None = None) -> Response:
+    """The rater's queue: their next step to judge, with its inputs beside it.
+
+    ``after`` names the assignment just answered, whose feedback (if the study gives
+    any) is shown above the next step.
+    """
+    after = after if after is not None and 1 <= after <= 2**31 - 1 else None
+    return page(request, "queue.html", user, notice=None, **_queue_context(db, user, after))
+
+
+@router.post("/queue/consent/{study_id}", response_class=HTMLResponse)
+def consent(request: Request, study_id: Id, user: LoggedIn, db: Db, csrf_token: Token) -> Response:
+    """Accept a study's consent text (having read its instructions), then go on."""
+    check_csrf(request, csrf_token)
+    handout.consent(db, user, service.get_study(db, study_id))
+    return RedirectResponse("/queue", status_code=303)
+
+
+def _reply(answer: str, confidence: str, probability: str) -> dict[str, Any]:
+    """The answer's fields from the form (a probability is given in percent)."""
+    if answer not in ("", "yes", "no", "cant_tell"):
+        raise BadInput("choose yes, no or can't tell")
+    level = None if confidence == "" else whole_number(confidence)
+    if confidence != "" and level is None:
+        raise BadInput("confidence must be 1 to 5")
+    percent = None if probability == "" else whole_number(probability)
+    if probability != "" and (percent is None or percent > 100):
+        raise BadInput("the probability must be a whole percentage from 0 to 100")
+    if answer == "" and percent is None:
+        raise BadInput("choose yes, no or can't tell")
+    return {
+        "yes": {"yes": True, "no": False}.get(answer),
+        "confidence": None if answer == "cant_tell" else level,
+        "probability": None if percent is None else percent / 100,
+    }
 
 
 @router.post("/queue/{assignment_id}/answer", response_class=HTMLResponse)
@@ -182,24 +224,24 @@ def answer(
     shown_sha256: Token,
     answer: Annotated[str, Form(max_length=10)] = "",
     confidence: Annotated[str, Form(max_length=10)] = "",
+    probability: Annotated[str, Form(max_length=10)] = "",
+    rationale: Annotated[str, Form(max_length=service.MAX_RATIONALE)] = "",
     elapsed_ms: Annotated[str, Form(max_length=20)] = "",
 ) -> Response:
-    """Record the answer (committed first), then show the next step."""
+    """Record the answer (committed first), then show its feedback and the next step."""
     check_csrf(request, csrf_token)
-    if answer not in ("yes", "no"):
-        raise BadInput("choose yes or no")
-    level, elapsed = whole_number(confidence), whole_number(elapsed_ms)
-    if level is None or (elapsed_ms != "" and elapsed is None):
-        raise BadInput("confidence must be 1 to 5, and elapsed_ms a whole number")
+    elapsed = whole_number(elapsed_ms)
+    if elapsed_ms != "" and elapsed is None:
+        raise BadInput("elapsed_ms must be a whole number")
     try:
         status = service.submit_answer(
             db,
             user,
             assignment_id,
-            yes=answer == "yes",
-            confidence=level,
             shown=shown_sha256,
             elapsed_ms=elapsed,
+            rationale=rationale,
+            **_reply(answer, confidence, probability),
         )
     except Conflict as exc:  # closed meanwhile: say so, and go on to the next step
         refused, notice = True, f"Not recorded: {exc}."
@@ -207,10 +249,11 @@ def answer(
         refused = False
         notice = "Answer saved." if status == "recorded" else "That answer was saved already."
     if request.headers.get("hx-request") == "true":
-        return page(request, "_item.html", user, item=_item(db, user), notice=notice)
+        context = _queue_context(db, user, None if refused else assignment_id)
+        return page(request, "_item.html", user, notice=notice, **context)
     if refused:
-        return page(request, "queue.html", user, 409, item=_item(db, user), notice=notice)
-    return RedirectResponse("/queue", status_code=303)
+        return page(request, "queue.html", user, 409, notice=notice, **_queue_context(db, user))
+    return RedirectResponse(f"/queue?after={assignment_id}", status_code=303)
 
 
 @router.post("/queue/{assignment_id}/skip", response_class=HTMLResponse)
@@ -220,10 +263,10 @@ def skip(
     """Pass on this step (its slot goes to another rater now), then show the next one."""
     check_csrf(request, csrf_token)
     try:
-        service.skip(db, user, assignment_id)
+        handout.skip(db, user, assignment_id)
         notice = "Skipped."
     except Conflict as exc:
         notice = f"Not skipped: {exc}."
     if request.headers.get("hx-request") == "true":
-        return page(request, "_item.html", user, item=_item(db, user), notice=notice)
+        return page(request, "_item.html", user, notice=notice, **_queue_context(db, user))
     return RedirectResponse("/queue", status_code=303)

@@ -23,6 +23,7 @@ Example:
     >>> question, created = post_question(db, study, "debate-1", q)
     >>> created, post_question(db, study, "debate-1", q)[1]
     (True, False)
+    >>> from proofgames.judge.handout import next_assignment
     >>> a, _ = next_assignment(db, rater)
     >>> submit_answer(db, rater, a.id, yes=True, confidence=4, shown=shown_sha256(q.to_dict()))
     'recorded'
@@ -34,25 +35,28 @@ Example:
 
 from __future__ import annotations
 
-import datetime as dt
 import json
+import math
+import secrets
 from typing import Any, Literal
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..judges.interface import StepQuestion
 from .accounts import audit
 from .db import write_gate
+from .design import check_kind, is_open
 from .errors import BadInput, Conflict, NotFound, readable
 from .models import Answer, Assignment, Membership, Question, Study, User, utcnow
 from .security import sha256
 
 MAX_K = 100
-LEASE = dt.timedelta(minutes=20)
-"""How long an assignment holds its slot on a question before others may take it."""
 MAX_DEBATE_ID = 200
+MAX_RATIONALE = 5_000
+PRIME = 2_147_483_647
+"""Random order keys (``Question.shuffle``) are in [1, PRIME - 1]."""
 
 Submitted = Literal["recorded", "duplicate"]
 
@@ -118,14 +122,21 @@ def post_question(
     question: StepQuestion,
     k: int | None = None,
     actor: User | None = None,
+    *,
+    kind: str = "work",
+    expected: bool | None = None,
+    explanation: str = "",
 ) -> tuple[Question, bool]:
     """Post a question for ``debate_id``; returns (the question, whether it is new).
 
-    Posting the same question for the same debate again returns the stored one.
+    Posting the same question for the same debate again returns the stored one. A
+    question of a kind other than ``work`` (see :mod:`proofgames.judge.design`) carries
+    its expected answer and the explanation shown as feedback.
     """
     if not isinstance(debate_id, str) or not 1 <= len(debate_id) <= MAX_DEBATE_ID:
         raise BadInput(f"debate_id must be a string of 1 to {MAX_DEBATE_ID} characters")
     readable("debate_id", debate_id)
+    kind, expected, explanation = check_kind(kind, expected, explanation)
     k = study.k if k is None else check_k(k)
     key = (Question.study_id == study.id, Question.debate_id == debate_id)
     found = db.scalar(select(Question).where(*key, Question.question_id == question.question_id))
@@ -139,11 +150,18 @@ def post_question(
         k=k,
         n_answers=0,
         closed=False,
+        kind=kind,
+        expected=expected,
+        explanation=explanation,
+        shuffle=secrets.randbelow(PRIME - 1) + 1,
     )
     db.add(row)
     try:
         db.flush()
-        audit(db, actor, "post_question", debate_id=debate_id, question_id=question.question_id)
+        audit(
+            db, actor, "post_question", debate_id=debate_id, question_id=question.question_id,
+            kind=kind,
+        )  # fmt: skip
         db.commit()
     except IntegrityError:  # the same question posted concurrently: keep the first
         db.rollback()
@@ -192,135 +210,6 @@ def question_result(db: Session, study: Study, debate_id: str, question_id: str)
     }
 
 
-#: How often :func:`next_assignment` chooses again when its choice was taken meanwhile.
-MAX_TRIES = 20
-
-
-def next_assignment(db: Session, rater: User) -> tuple[Assignment, Question] | None:
-    """The rater's current open assignment, or a new one on the oldest open question.
-
-    A question is handed out to at most k raters at once: its answers plus the
-    assignments still within their :data:`LEASE` stay below k. A rater who walks away
-    blocks a slot for one lease; then another rater gets the question, and whichever
-    answer comes first counts (a late one is refused: the question has closed).
-    """
-    mine = _current(db, rater)
-    if mine is not None:
-        return mine
-    for _ in range(MAX_TRIES):
-        with write_gate(db):  # SQLite: choose and insert as one step (the session holds a
-            question = _open_question(db, rater)  # connection)
-            if question is None:
-                db.rollback()
-                return None
-            if not _slot_free(db, question.id):  # taken while we waited for its row lock
-                db.rollback()
-                continue
-            assignment = Assignment(question_pk=question.id, rater_id=rater.id)
-            db.add(assignment)
-            try:
-                db.commit()
-            except IntegrityError:  # the same rater asked twice at once: the other won
-                db.rollback()
-            else:
-                return assignment, question
-        mine = _current(db, rater)
-        if mine is not None:
-            return mine
-    return None
-
-
-def _current(db: Session, rater: User) -> tuple[Assignment, Question] | None:
-    """The rater's open assignment, if any."""
-    row = db.execute(
-        select(Assignment, Question)
-        .join(Question, Question.id == Assignment.question_pk)
-        .outerjoin(Answer, Answer.assignment_id == Assignment.id)
-        .where(
-            Assignment.rater_id == rater.id,
-            Assignment.skipped_at.is_(None),
-            Answer.id.is_(None),
-            Question.closed.is_(False),
-        )
-        .order_by(Assignment.id)
-        .limit(1)
-    ).first()
-    return None if row is None else (row[0], row[1])
-
-
-def skip(db: Session, rater: User, assignment_id: int) -> None:
-    """The rater passes on a step: its slot is free for another rater at once.
-
-    The rater is not handed that question again. Skipping twice is one skip.
-
-    Raises:
-        NotFound: Not the rater's assignment.
-        Conflict: It was answered already.
-    """
-    assignment, _ = own_assignment(db, rater, assignment_id)
-    if _answered(db, assignment):
-        raise Conflict("this step was answered already: it cannot be skipped")
-    if assignment.skipped_at is None:
-        assignment.skipped_at = utcnow()
-        audit(db, rater, "skip", assignment=assignment.id)
-        db.commit()
-
-
-def _slot_free(db: Session, question_pk: int) -> bool:
-    """Whether the question still has a slot, counted afresh once its row is locked.
-
-    On PostgreSQL the choice in :func:`_open_question` was made on the snapshot its
-    statement began with; a rater whose assignment committed while this one waited for
-    the row lock is not in it. This second statement sees it (READ COMMITTED), so a
-    question never goes to more than k raters at once (issue 36, defect 7).
-    """
-    k, answers = db.execute(
-        select(Question.k, Question.n_answers).where(Question.id == question_pk)
-    ).one()
-    pending = db.scalar(
-        select(func.count(Assignment.id)).where(
-            Assignment.question_pk == question_pk,
-            Assignment.created_at >= utcnow() - LEASE,
-            Assignment.skipped_at.is_(None),
-            ~exists().where(Answer.assignment_id == Assignment.id),
-        )
-    )
-    return bool(answers + int(pending or 0) < k)
-
-
-def _open_question(db: Session, rater: User) -> Question | None:
-    """The oldest open question of the rater's studies that has a free slot for them.
-
-    PostgreSQL locks the row it returns (``FOR UPDATE SKIP LOCKED``) until the caller
-    commits, so concurrent raters are handed different questions.
-    """
-    studies = select(Membership.study_id).where(Membership.user_id == rater.id)
-    taken = select(Assignment.question_pk).where(Assignment.rater_id == rater.id)
-    pending = (  # assignments still being answered, within their lease
-        select(func.count(Assignment.id))
-        .where(
-            Assignment.question_pk == Question.id,
-            Assignment.created_at >= utcnow() - LEASE,
-            Assignment.skipped_at.is_(None),
-            ~exists().where(Answer.assignment_id == Assignment.id),
-        )
-        .correlate(Question)
-        .scalar_subquery()
-    )
-    return db.scalar(
-        select(Question)
-        .where(
-            Question.study_id.in_(studies),
-            Question.closed.is_(False),
-            Question.id.not_in(taken),
-            Question.n_answers + pending < Question.k,
-        )
-        .order_by(Question.id)
-        .limit(1)
-        .with_for_update(skip_locked=True, of=Question)
-    )
-
-
 def own_assignment(db: Session, rater: User, assignment_id: int) -> tuple[Assignment, Question]:
     """The rater's own assignment; anyone else's looks exactly like a missing one."""
     row = db.get(Assignment, assignment_id)
@@ -331,11 +220,24 @@ def own_assignment(db: Session, rater: User, assignment_id: int) -> tuple[Assign
     return row, question
 
 
-def check_answer(yes: object, confidence: object, elapsed_ms: object) -> None:
-    """Raise :class:`BadInput` unless the answer's fields are well formed."""
-    if not isinstance(yes, bool):
-        raise BadInput(f"answer must be yes or no, not {yes!r}")
-    if isinstance(confidence, bool) or not isinstance(confidence, int) or not 1 <= confidence <= 5:
+def check_answer(
+    yes: object,
+    confidence: object,
+    elapsed_ms: object,
+    probability: object = None,
+    rationale: object = "",
+) -> None:
+    """Raise :class:`BadInput` unless the answer's fields are well formed.
+
+    ``yes`` is True, False or None ("can't tell"); ``confidence`` 1 to 5 (or None where
+    :func:`settle` may derive it); ``probability`` None or a number in [0, 1];
+    ``rationale`` at most :data:`MAX_RATIONALE` readable characters.
+    """
+    if yes is not None and not isinstance(yes, bool):
+        raise BadInput(f"answer must be yes, no or can't tell, not {yes!r}")
+    if confidence is not None and (
+        isinstance(confidence, bool) or not isinstance(confidence, int) or not 1 <= confidence <= 5
+    ):
         raise BadInput(f"confidence must be an integer from 1 to 5, not {confidence!r}")
     if elapsed_ms is not None and (
         isinstance(elapsed_ms, bool)
@@ -343,6 +245,58 @@ def check_answer(yes: object, confidence: object, elapsed_ms: object) -> None:
         or not 0 <= elapsed_ms <= 10**9
     ):
         raise BadInput(f"elapsed_ms must be an integer from 0 to 10^9, not {elapsed_ms!r}")
+    if probability is not None and (
+        isinstance(probability, bool)
+        or not isinstance(probability, (int, float))
+        or not math.isfinite(probability)
+        or not 0 <= probability <= 1
+    ):
+        raise BadInput(f"probability must be a number from 0 to 1, not {probability!r}")
+    if not isinstance(rationale, str) or len(rationale) > MAX_RATIONALE:
+        raise BadInput(f"the rationale must be text of at most {MAX_RATIONALE:,} characters")
+    readable("the rationale", rationale)
+
+
+def settle(
+    study: Study, yes: bool | None, confidence: int | None, probability: float | None
+) -> tuple[bool | None, int]:
+    """The (yes, confidence) stored for an answer in ``study``.
+
+    In a probability study the rater's P(yes) decides: above 1/2 is yes, below is no,
+    exactly 1/2 is "can't tell"; a ``yes`` that contradicts it is refused, and the
+    confidence, unless given, is ``1 + round(4 |2p - 1|)``. Elsewhere a probability is
+    refused, and a yes or no needs its confidence ("can't tell" is stored with 1).
+
+    Example:
+        >>> settle(Study(name="s", k=1, probability=True), None, None, 0.9)
+        (True, 4)
+    """
+    if study.probability:
+        if probability is None:
+            raise BadInput("this study asks for a probability from 0 to 1 that the step follows")
+        derived = None if probability == 0.5 else probability > 0.5
+        if yes is not None and yes != derived:
+            raise BadInput(f"the answer {yes} contradicts the probability {probability}")
+        return derived, confidence or 1 + round(4 * abs(2 * probability - 1))
+    if probability is not None:
+        raise BadInput("this study takes yes, no or can't tell, not a probability")
+    if confidence is None:
+        if yes is not None:
+            raise BadInput("confidence must be an integer from 1 to 5, not None")
+        confidence = 1
+    return yes, confidence
+
+
+def _may_answer(db: Session, study: Study, rater: User) -> None:
+    """Raise :class:`Conflict` if the study takes no answer from ``rater`` now."""
+    why = is_open(study, utcnow())
+    if why is not None:
+        raise Conflict(f"{why}: the answer is not taken")
+    member = db.scalar(
+        select(Membership).where(Membership.study_id == study.id, Membership.user_id == rater.id)
+    )
+    if member is None or member.deactivated_at is not None:
+        raise Conflict("you no longer take part in this study: the answer is not taken")
 
 
 def submit_answer(
@@ -350,12 +304,17 @@ def submit_answer(
     rater: User,
     assignment_id: int,
     *,
-    yes: bool,
-    confidence: int,
+    yes: bool | None,
+    confidence: int | None = None,
     shown: str,
     elapsed_ms: int | None = None,
+    probability: float | None = None,
+    rationale: str = "",
 ) -> Submitted:
     """Record a rater's answer, committed before this returns.
+
+    A yes or no to a work question takes one of its k slots; "can't tell", and any
+    answer to a check, training or qualification question, is stored without one.
 
     Returns:
         ``"recorded"`` for a new answer, ``"duplicate"`` when this assignment was
@@ -363,60 +322,60 @@ def submit_answer(
 
     Raises:
         NotFound: Not the rater's assignment.
-        Conflict: The question closed (k answers) before this one, or ``shown`` is not
-            the hash of what the question shows.
-        BadInput: A malformed field.
+        Conflict: The question closed (k answers) before this one, ``shown`` is not the
+            hash of what the question shows, the step was skipped, the study is closed,
+            or the rater was deactivated.
+        BadInput: A malformed field (see :func:`check_answer` and :func:`settle`).
     """
-    check_answer(yes, confidence, elapsed_ms)
+    check_answer(yes, confidence, elapsed_ms, probability, rationale)
     assignment, question = own_assignment(db, rater, assignment_id)
-    if _answered(db, assignment):
+    if answered(db, assignment):
         return "duplicate"
     if assignment.skipped_at is not None:
         raise Conflict("you skipped this step: its answer is not taken")
+    study = get_study(db, question.study_id)
+    _may_answer(db, study, rater)
+    yes, confidence = settle(study, yes, confidence, probability)
     if shown != shown_sha256(question.payload):
         raise Conflict("the answer was given to a different text than this question shows")
+    answer = Answer(
+        assignment_id=assignment.id,
+        question_pk=question.id,
+        rater_id=rater.id,
+        yes=yes,
+        confidence=confidence,
+        probability=probability,
+        rationale=rationale,
+        elapsed_ms=elapsed_ms,
+        shown_sha256=shown,
+    )
     with write_gate(db):  # taken while this session holds its connection: no deadlock
-        status = _record(db, rater, assignment, question, yes, confidence, shown, elapsed_ms)
+        status = _record(db, rater, question, answer, question.kind == "work" and yes is not None)
     if status is not None:
         return status
-    if _answered(db, assignment):  # a concurrent retry of this very answer took the slot
+    if answered(db, assignment):  # a concurrent retry of this very answer took the slot
         return "duplicate"
     raise Conflict("this question has closed: it has all the answers it needs")
 
 
 def _record(
-    db: Session,
-    rater: User,
-    assignment: Assignment,
-    question: Question,
-    yes: bool,
-    confidence: int,
-    shown: str,
-    elapsed_ms: int | None,
+    db: Session, rater: User, question: Question, answer: Answer, slot: bool
 ) -> Submitted | None:
-    """Take a slot, store the answer and its audit entry, commit: all or nothing.
+    """Take a slot (if ``slot``), store the answer and its audit entry, commit: all or nothing.
 
     Returns None when no slot was left (the question has closed, perhaps by a
     concurrent retry of this same answer).
     """
-    if not _take_slot(db, question):
+    if slot and not _take_slot(db, question):
         db.rollback()
         return None
-    db.add(
-        Answer(
-            assignment_id=assignment.id,
-            question_pk=question.id,
-            rater_id=rater.id,
-            yes=yes,
-            confidence=confidence,
-            elapsed_ms=elapsed_ms,
-            shown_sha256=shown,
-        )
-    )
+    db.add(answer)
     audit(
-        db, rater, "answer", assignment_id=assignment.id, question_id=question.question_id,
-        debate_id=question.debate_id, yes=yes, confidence=confidence, elapsed_ms=elapsed_ms,
-        shown=question.payload, shown_sha256=shown,
+        db, rater, "answer", assignment_id=answer.assignment_id, question_id=question.question_id,
+        debate_id=question.debate_id, kind=question.kind, yes=answer.yes,
+        confidence=answer.confidence, probability=answer.probability,
+        rationale=answer.rationale, elapsed_ms=answer.elapsed_ms, shown=question.payload,
+        shown_sha256=answer.shown_sha256,
     )  # fmt: skip
     try:
         db.commit()
@@ -426,7 +385,14 @@ def _record(
     return "recorded"
 
 
-def _answered(db: Session, assignment: Assignment) -> bool:
+def answer_of(db: Session, assignment: Assignment) -> Answer | None:
+    """The assignment's answer, if it has one."""
+    found: Answer | None = db.scalar(select(Answer).where(Answer.assignment_id == assignment.id))
+    return found
+
+
+def answered(db: Session, assignment: Assignment) -> bool:
+    """Whether the assignment has its answer."""
     return db.scalar(select(Answer.id).where(Answer.assignment_id == assignment.id)) is not None
 
 
