@@ -34,7 +34,7 @@ from .web import Id, check_csrf, cookie_user, get_db, require
 
 router = APIRouter(prefix="/admin/studies")
 Db = Annotated[Session, Depends(get_db)]
-Short = Annotated[str, Form(max_length=40)]
+Short = Annotated[str, Form(max_length=200)]
 Long = Annotated[str, Form(max_length=design.MAX_TEXT)]
 MAX_UPLOAD_LINES = 2_000
 NUMBER = re.compile(r"^\d{1,7}(\.\d{1,6})?$")
