@@ -47,6 +47,7 @@ class Rater(threading.Thread):
         self.acknowledged: dict[int, tuple[bool, int]] = {}
         self.errors: list[str] = []
         self.outages = 0  # requests that met a dead server
+        self.outages_in: set[str] = set()  # the kinds of step whose fetch or answer met one
 
     def call(self, client: httpx.Client, method: str, path: str, **kw: object) -> httpx.Response:
         while time.monotonic() < self.stop_at:
@@ -68,6 +69,7 @@ class Rater(threading.Thread):
                 token = self.call(client, "POST", "/api/v1/login", json=login).json()
                 headers = {"x-csrf-token": token["csrf_token"]}
                 while True:
+                    before = self.outages
                     nxt = self.call(client, "GET", "/api/v1/assignments/next").json()
                     if nxt["assignment"] is None:
                         return
@@ -87,6 +89,10 @@ class Rater(threading.Thread):
                     )
                     if r.status_code == 200:
                         self.acknowledged[aid] = (yes, confidence)
+                        if self.outages > before:  # in fetching or answering this step
+                            # (a check is known by its feedback)
+                            gold = r.json()["feedback"] is not None
+                            self.outages_in.add("gold" if gold else nxt["stage"]["name"])
                     elif r.status_code != 409:  # 409: closed by the others first
                         self.errors.append(f"{r.status_code}: {r.text}")
         except Exception as exc:  # reported by the test, not lost in the thread
@@ -98,7 +104,12 @@ def acknowledged_total(raters: list[Rater]) -> int:
 
 
 def wait_for(raters: list[Rater], n: int, deadline: float) -> None:
-    while acknowledged_total(raters) < n and time.monotonic() < deadline:
+    """Until the raters have ``n`` acknowledged answers (or have all stopped)."""
+    while (
+        acknowledged_total(raters) < n
+        and time.monotonic() < deadline
+        and any(r.is_alive() for r in raters)
+    ):
         time.sleep(0.02)
 
 
@@ -107,25 +118,55 @@ def test_acknowledged_answers_survive_kill_9_and_none_is_counted_twice(tmp_path)
     run_fault_test(f"sqlite:///{tmp_path / 'judge.db'}", tmp_path)
 
 
-def run_fault_test(url: str, tmp_path) -> None:
-    """Seed ``url``, serve it, kill -9 the server twice under load, check the database."""
-    judge = Judge(url, k=K)
+QUALIFICATION, GOLD = 6, 8
+
+
+@pytest.mark.slow
+def test_qualification_and_gold_answers_survive_kill_9_too(tmp_path):
+    """Issue 36: the kills also land while raters answer qualification and gold steps."""
+    run_fault_test(f"sqlite:///{tmp_path / 'judge.db'}", tmp_path, checks=True)
+
+
+def _seed(judge: Judge, checks: bool) -> None:
     with judge.sessions() as db:
         for i in range(RATERS):
             rater = accounts.create_user(db, f"r{i}@example.org", "rater", PASSWORD)
             service.join(db, judge.study, rater)
     for i in range(QUESTIONS):
         assert judge.post_question(f"debate-{i}", f"step {i}: 7 * 5 = 35").status_code == 201
+    if not checks:
+        return
+    url = f"/api/v1/studies/{judge.study.id}/design"
+    body = {"gold_rate": 0.5, "pass_mark": 0.0}  # everyone qualifies, whatever they answer
+    assert judge.client().patch(url, json=body, headers=judge.auth).is_success
+    for kind, n in (("qualification", QUALIFICATION), ("gold", GOLD)):
+        for i in range(n):
+            r = judge.post_question(f"{kind}-{i}", f"{kind} {i}: 6 * 7 = 42", kind=kind,
+                                    expected=True)  # fmt: skip
+            assert r.status_code == 201, r.text
+
+
+def run_fault_test(url: str, tmp_path, checks: bool = False) -> None:
+    """Seed ``url``, serve it, kill -9 the server under load, check the database.
+
+    Without ``checks``: two kills in the work. With them, a qualification and gold
+    checks at rate 0.5: two kills during the qualifications (every rater answers those
+    first; 48 answers in all) and three in the work, where half the turns are gold. A
+    kill counts for the kind of step a rater was fetching or answering when it came.
+    """
+    judge = Judge(url, k=K)
+    _seed(judge, checks)
     judge.app.state.engine.dispose()
     live = Server(url, log=tmp_path / "server.log")
     live.start()
+    targets = (8, 24, 80, 110, 140) if checks else (QUESTIONS // 3, QUESTIONS)
     kills = 0
     try:
         deadline = time.monotonic() + 240
         raters = [Rater(live.url, f"r{i}@example.org", deadline) for i in range(RATERS)]
         for r in raters:
             r.start()
-        for target in (QUESTIONS // 3, QUESTIONS):  # kill twice, mid-flight
+        for target in targets:  # kill mid-flight
             wait_for(raters, target, deadline)
             live.kill9()
             kills += 1
@@ -135,20 +176,25 @@ def run_fault_test(url: str, tmp_path) -> None:
             r.join(timeout=max(1.0, deadline - time.monotonic()))
     finally:
         live.stop()
-    assert kills == 2 and sum(r.outages for r in raters) > 0  # the kills hit live traffic
+    assert kills == len(targets) and sum(r.outages for r in raters) > 0  # hit live traffic
     assert [e for r in raters for e in r.errors] == []
-    check_database(judge, raters)
+    hit = set().union(*(r.outages_in for r in raters))
+    if checks:  # the kills met answers to qualification and gold steps in flight
+        assert {"qualification", "gold"} <= hit, hit
+    check_database(judge, raters, checks)
 
 
-def check_database(judge: Judge, raters: list[Rater]) -> None:
+def check_database(judge: Judge, raters: list[Rater], checks: bool = False) -> None:
     """Every acknowledged answer stored as given; no question over k; no rater twice."""
     acked = {aid: given for r in raters for aid, given in r.acknowledged.items()}
     with judge.sessions() as db:
         stored = {a.assignment_id: (a.yes, a.confidence) for a in db.scalars(select(Answer))}
         per_question = db.execute(
-            select(Answer.question_pk, func.count()).group_by(Answer.question_pk)
+            select(Answer.question_pk, Question.kind, func.count())
+            .join(Question, Question.id == Answer.question_pk)
+            .group_by(Answer.question_pk, Question.kind)
         ).all()
-        questions = db.scalars(select(Question)).all()
+        work = db.scalars(select(Question).where(Question.kind == "work")).all()
         pairs = db.execute(
             select(Assignment.question_pk, Assignment.rater_id, func.count()).group_by(
                 Assignment.question_pk, Assignment.rater_id
@@ -156,10 +202,15 @@ def check_database(judge: Judge, raters: list[Rater]) -> None:
         ).all()
     for aid, given in acked.items():  # no acknowledged answer is lost or changed
         assert stored.get(aid) == given, aid
-    assert all(n <= K for _, n in per_question)  # no question answered beyond k
+    assert all(n <= (K if kind == "work" else RATERS) for _, kind, n in per_question)
     assert all(n == 1 for _, _, n in pairs)  # no rater twice on a question
-    assert all(q.closed and q.n_answers == K for q in questions)  # all answered, then closed
-    assert len(stored) == QUESTIONS * K == len(acked)
+    assert all(q.closed and q.n_answers == K for q in work)  # all answered, then closed
+    assert len(stored) == len(acked)
+    by_kind = {kind: 0 for kind in ("work", "qualification", "gold")}
+    for _, kind, n in per_question:
+        by_kind[kind] += n
+    assert by_kind["work"] == QUESTIONS * K
+    assert by_kind["qualification"] == (RATERS * QUALIFICATION if checks else 0)
 
 
 def test_twelve_raters_answering_at_once_record_exactly_k(tmp_path):

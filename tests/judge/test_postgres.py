@@ -139,6 +139,10 @@ def test_kill_9_under_load_on_postgres(pg_url, tmp_path):
     run_fault_test(pg_url, tmp_path)
 
 
+def test_kill_9_during_qualification_and_gold_answers_on_postgres(pg_url, tmp_path):
+    run_fault_test(pg_url, tmp_path, checks=True)
+
+
 @pytest.mark.parametrize(
     "command", [["judge", "serve", "--port", "0"], ["judge", "token"]], ids=["serve", "token"]
 )
