@@ -254,6 +254,7 @@ def _stage(stage: handout.Stage) -> dict[str, Any]:
         "name": stage.name,
         "done": stage.done,
         "total": stage.total,
+        "more": stage.more,
         "note": stage.note,
     }
 

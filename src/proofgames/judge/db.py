@@ -117,7 +117,20 @@ def _sqlite_engine(parsed: URL) -> Engine:
         kwargs.update(pool_size=20, max_overflow=30)
     engine = create_engine(parsed, **kwargs)
     event.listen(engine, "connect", _sqlite_pragmas)
+    event.listen(engine, "checkin", _resync)
     return engine
+
+
+RELAXED = "proofgames.unsynced"
+"""Marks a pooled SQLite connection whose last commit did not wait for the disk."""
+
+
+def _resync(dbapi_connection: Any, record: Any) -> None:
+    """Back to ``synchronous=FULL`` before the pool hands the connection out again."""
+    if record is not None and record.info.pop(RELAXED, False):
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.close()
 
 
 def _postgres_engine(parsed: URL) -> Engine:
@@ -300,6 +313,28 @@ def write_gate(db: Session) -> AbstractContextManager[object]:
         return nullcontext()
     with _GATES_LOCK:
         return _GATES.setdefault(bind, threading.Lock())
+
+
+def commit_unsynced(db: Session) -> None:
+    """Commit without waiting for the disk: for what may be lost in a power cut.
+
+    An assignment (a question handed to a rater) is such a write: if it is lost, the
+    question is handed out again. Answers are not: they are committed with
+    ``synchronous=FULL`` (SQLite) or the server's synchronous commit (PostgreSQL),
+    and on SQLite that durable commit also puts every earlier one on disk (the WAL is
+    written in order). A ``kill -9`` of the server loses neither kind; the operating
+    system has the data. SQLite: ``synchronous=NORMAL`` for this commit only;
+    PostgreSQL: ``SET LOCAL synchronous_commit TO OFF``.
+    """
+    bind = db.get_bind()
+    name = bind.dialect.name if isinstance(bind, Engine) else ""
+    if name == "sqlite":  # reset to FULL when the pool takes the connection back
+        connection = db.connection()
+        connection.exec_driver_sql("PRAGMA synchronous=NORMAL")
+        connection.connection.info[RELAXED] = True
+    elif name == "postgresql":
+        db.connection().exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
+    db.commit()
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -41,7 +41,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from .accounts import audit, server_secret
-from .db import write_gate
+from .db import commit_unsynced, write_gate
 from .design import CHECKED_KINDS, is_open
 from .errors import Conflict, NotFound
 from .models import Answer, Assignment, Membership, Question, Study, User, utcnow
@@ -51,6 +51,8 @@ LEASE = dt.timedelta(minutes=20)
 """How long an assignment holds its slot on a work question before others may take it."""
 MAX_TRIES = 20
 """How often a choice is made again when the chosen question was taken meanwhile."""
+COUNT_CAP = 100
+"""The most waiting work steps counted for a rater's progress (beyond: "100+ more")."""
 PRIME = 2_147_483_647
 """The modulus of the per-rater random order (a prime: each multiplier permutes keys)."""
 STAGE_KINDS = {
@@ -67,7 +69,9 @@ class Stage:
 
     ``name`` is ``consent``, ``training``, ``qualification`` or ``work`` (the rater has
     something to do), or ``failed``, ``done``, ``closed`` or ``deactivated`` (they do
-    not; ``note`` says why). ``done`` of ``total`` is their progress in the stage.
+    not; ``note`` says why). ``done`` of ``total`` is their progress in the stage; in
+    the work without a quota, ``more`` says that over :data:`COUNT_CAP` steps are
+    waiting and ``total`` counts only that many of them (a count that stays cheap).
     """
 
     study: Study
@@ -75,6 +79,7 @@ class Stage:
     done: int = 0
     total: int = 0
     note: str = ""
+    more: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,21 +97,28 @@ class Turn:
 
 
 def _answered(db: Session, study: Study, rater: User) -> dict[str, tuple[int, int]]:
-    """Per kind: (answers the rater gave, of which right) in this study."""
+    """Per kind: (answers the rater gave, of which right) in this study.
+
+    It walks the rater's own assignments (indexed by rater), not the study's answers
+    (``study_id + 0`` keeps SQLite from starting at the study's questions instead).
+    """
     right = func.sum(case((Answer.yes == Question.expected, 1), else_=0))
     rows = db.execute(
         select(Question.kind, func.count(Answer.id), right)
-        .join(Question, Question.id == Answer.question_pk)
-        .where(Question.study_id == study.id, Answer.rater_id == rater.id)
+        .select_from(Assignment)
+        .join(Answer, Answer.assignment_id == Assignment.id)
+        .join(Question, Question.id == Assignment.question_pk)
+        .where(Assignment.rater_id == rater.id, Question.study_id + 0 == study.id)
         .group_by(Question.kind)
     ).all()
     return {kind: (int(n), int(ok or 0)) for kind, n, ok in rows}
 
 
 def _sizes(db: Session, study: Study) -> dict[str, int]:
+    """How many training and qualification questions the study has."""
     rows = db.execute(
         select(Question.kind, func.count(Question.id))
-        .where(Question.study_id == study.id)
+        .where(Question.study_id == study.id, Question.kind.in_(("training", "qualification")))
         .group_by(Question.kind)
     ).all()
     return {kind: int(n) for kind, n in rows}
@@ -133,9 +145,11 @@ def stage_of(db: Session, study: Study, rater: User, membership: Membership) -> 
     done = answered.get("work", (0, 0))[0]
     if study.quota is not None and done >= study.quota:
         return Stage(study, "done", done, study.quota, "you have answered this study's quota")
-    left = db.scalar(_work_query(study, rater, select(func.count(Question.id)))) or 0
-    total = done + int(left)
-    return Stage(study, "work", done, total if study.quota is None else min(total, study.quota))
+    if study.quota is not None:
+        return Stage(study, "work", done, study.quota)
+    waiting = _work_query(study, rater, select(Question.id)).limit(COUNT_CAP).subquery()
+    left = int(db.scalar(select(func.count()).select_from(waiting)) or 0)
+    return Stage(study, "work", done, done + left, more=left >= COUNT_CAP)
 
 
 def _memberships(db: Session, rater: User) -> list[tuple[Membership, Study]]:
@@ -240,7 +254,7 @@ def _take(
             assignment = Assignment(question_pk=question.id, rater_id=rater.id)
             db.add(assignment)
             try:
-                db.commit()
+                commit_unsynced(db)  # a lost assignment is handed out again
             except IntegrityError:  # the same rater asked twice at once: the other won
                 db.rollback()
             else:
