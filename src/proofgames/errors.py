@@ -137,3 +137,23 @@ class DebateStopped(OracleError):
     def __init__(self, kind: str, reason: str, costs: object = None) -> None:
         super().__init__(f"run stopped: {reason}")
         self.kind, self.costs = kind, costs
+
+
+def require_type(what: str, value: object, kind: type, example: str) -> None:
+    """Raise :class:`ProtocolError` unless ``value`` is a ``kind``.
+
+    A protocol's function given something else (a number for a machine, say) would
+    otherwise fail deep inside with a bare ``AttributeError``.
+
+    Example:
+        >>> require_type("machine", 42, str, "'bb4'")
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.ProtocolError: machine must be a str (for example 'bb4'), got int 42
+    """
+    if not isinstance(value, kind):
+        shown = repr(value)[:60]
+        raise ProtocolError(
+            f"{what} must be a {kind.__name__} (for example {example}), "
+            f"got {type(value).__name__} {shown}"
+        )

@@ -158,3 +158,11 @@ def test_monte_carlo_results_replace_old_files_whole(tmp_path: Path) -> None:
     with pytest.raises(ProofgamesError, match="cannot"):
         write_results([est], blocker / "sweep")
     assert blocker.read_text() == "x"
+
+
+@pytest.mark.parametrize("debates", ["99999999999999999999", str(10**12 + 1)])
+def test_an_estimate_of_too_many_debates_is_one_error_line(debates: str) -> None:
+    """Issue 34, defect 9: this was a MemoryError traceback."""
+    code, out = exit_code_and_output("estimate", "--debates", debates)
+    assert code != 0 and "over the limit" in out and "Traceback" not in out
+    assert len(out.strip().splitlines()) == 1, out

@@ -41,7 +41,7 @@ from typing import Protocol
 
 from .._configuration import Configuration, ConfigurationMachine
 from .._oracle import Oracle
-from ..errors import ProtocolError
+from ..errors import ProtocolError, require_type
 from ..wire import as_choice, as_configuration, as_int, configuration_dict
 from ._catalog import Defaults, Instance, Options, ProtocolInfo, refuse_params, register_protocol
 from ._common import Debate, Forfeit, GameContext, Outcome
@@ -201,6 +201,7 @@ def play_bisection(
         (7, 9, 1)
 
     """
+    require_type("machine", machine, ConfigurationMachine, "TuringMachine.sized(...)")
     if type(steps) is not int or steps <= 0:
         raise ProtocolError(f"steps must be a positive integer, got {steps!r}")
     if claim not in (0, 1):

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._oracle import Oracle
 from .._transcript import IntArray, TranscriptMachine
-from ..errors import ProtocolError
+from ..errors import ProtocolError, require_type
 from ..wire import Malformed, as_int, as_int_array, as_positions
 from ._catalog import Defaults, Instance, Options, ProtocolInfo, refuse_params, register_protocol
 from ._common import Debate, Forfeit, GameContext, Outcome
@@ -282,6 +282,7 @@ def play_cross_examination(
         ('B', 'step 764 is wrong: A wrote 13, it should be 7', 5)
 
     """
+    require_type("machine", machine, TranscriptMachine, "a TuringMachine")
     if claim not in (0, 1):
         raise ProtocolError(f"claim must be 0 or 1, got {claim!r}")
     d = Debate(NAME, prover_a, prover_b, oracle, seed, timeout)

@@ -49,7 +49,7 @@ from numpy.typing import NDArray
 from .._oracle import PARTIES, Oracle, OracleLedger
 from .._seeds import check_timeout
 from .._transcript import IntArray
-from ..errors import ProtocolError
+from ..errors import ProtocolError, require_type
 from ..stochastic.model import FloatArray, StochasticMachine
 from ..stochastic.params import EXTERNAL, StochasticParams
 from ..wire import as_bool_array, as_float_array
@@ -218,6 +218,7 @@ def play_stochastic_batch(
         record: if a list, per-round messages of debate 0 are appended to it.
         timeout: seconds allowed per party call (checked when it returns).
     """
+    require_type("machine", machine, StochasticMachine, "make_stochastic_machine('chain:T=100')")
     _check(machine, params, claim, debates, sampling)
     if sampling == "oracle" and oracle is None:
         raise ProtocolError("sampling='oracle' needs an oracle")
@@ -433,6 +434,7 @@ def play_stochastic(
         >>> out.costs.rounds, out.costs.verifier_queries, out.details["abort_round"]
         (2, 716101, 1)
     """
+    require_type("machine", machine, StochasticMachine, "make_stochastic_machine('chain:T=100')")
     rounds: list[dict[str, Any]] = []
     res = play_stochastic_batch(
         machine, params, claim, prover_a, prover_b, debates=1, seed=seed, sampling=sampling,

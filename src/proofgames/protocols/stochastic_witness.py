@@ -27,14 +27,14 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from .. import interrupts
 from .._oracle import PARTIES
 from .._registry import make_strategy
-from ..errors import ProtocolError
+from ..errors import ProtocolError, require_type
 from ..stochastic.model import StochasticMachine
 from ..stochastic.params import StochasticParams, check_params_spec, resolve_params
 from ..stochastic.problems import PanelChoice
@@ -59,6 +59,7 @@ __all__ = ["PanelChoice", "StochasticWitnessProblem", "fresh_player", "play_stoc
 NAME = "stochastic-witness"
 
 
+@runtime_checkable
 class StochasticWitnessProblem(Protocol):
     """What the protocol needs from a problem (see :class:`PanelChoice`)."""
 
@@ -135,6 +136,7 @@ def play_stochastic_witness(
     A strategy whose ``witnesses`` raises loses every debate; a malformed witness loses its
     debate (reasons recorded in :attr:`Batch.forfeits`).
     """
+    require_type("problem", problem, StochasticWitnessProblem, "PanelChoice(...)")
     if params.steps != problem.steps:
         raise ProtocolError(f"params are for T = {params.steps}; M(x, w) has {problem.steps}")
     if type(debates) is not int or debates <= 0:

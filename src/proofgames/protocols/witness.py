@@ -37,13 +37,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from .._oracle import Oracle
 from .._transcript import TranscriptMachine
-from ..errors import ProtocolError
+from ..errors import ProtocolError, require_type
 from ..wire import Malformed, as_bytes
 from ._catalog import Defaults, Instance, Options, ProtocolInfo, refuse_params, register_protocol
 from ._common import Debate, Forfeit, GameContext, Outcome
@@ -59,6 +59,7 @@ from .roles import CONTEXT, READ, Method, PartySide, Role, sent
 NAME = "witness"
 
 
+@runtime_checkable
 class WitnessProblem(Protocol):
     """What the witness protocol needs from a problem (e.g. :class:`~.machines.sat.SatProblem`).
 
@@ -158,6 +159,7 @@ def play_witness(
         proofgames.errors.ProtocolError: the witness protocol proves membership, so the claim ...
 
     """
+    require_type("problem", problem, WitnessProblem, "SatProblem(...)")
     if claim != 1:
         why = (
             "a witness can show that a solution exists, never that none does"
