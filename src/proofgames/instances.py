@@ -170,12 +170,31 @@ def check_tm_steps(t: int, max_steps: int | None) -> None:
     check_steps(t)  # the engine's own bound first (2^63 - 1)
     limit = MAX_TM_STEPS if max_steps is None else max_steps
     if t > limit:
-        hours = 3 * t / ENGINE_STEPS_PER_SECOND / 3600
+        seconds = 3 * t / ENGINE_STEPS_PER_SECOND
+        tape = _size(2 * t + 1)  # a machine may move T cells either way: one byte each
         raise ProofgamesError(
             f"T = {t:,} steps is over the limit of {limit:,}: a debate would simulate it "
-            f"about 3 times, some {hours:,.1f} hours at {ENGINE_STEPS_PER_SECOND:.0e} "
-            "steps/s; give --max-steps to allow it"
+            f"about 3 times, some {_duration(seconds)} at {ENGINE_STEPS_PER_SECOND:.0e} "
+            f"steps/s, with a tape of up to {tape} in each prover; give --max-steps to "
+            "allow it"
         )
+
+
+def _duration(seconds: float) -> str:
+    """A duration for people: ``_duration(30)`` is ``'30.0 seconds'``."""
+    if seconds < 120:
+        return f"{seconds:,.1f} seconds"
+    if seconds < 7200:
+        return f"{seconds / 60:,.0f} minutes"
+    return f"{seconds / 3600:,.1f} hours"
+
+
+def _size(n_bytes: int) -> str:
+    """A byte count for people: ``_size(3 * 10**9)`` is ``'3.0 GB'``."""
+    for unit, scale in (("EB", 10**18), ("PB", 10**15), ("TB", 10**12), ("GB", 10**9)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:,.1f} {unit}"
+    return f"{n_bytes / 10**6:,.1f} MB"
 
 
 def turing_machine(

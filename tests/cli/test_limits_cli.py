@@ -87,10 +87,11 @@ def test_a_limit_the_protocol_does_not_use_is_refused(protocol: str, option: str
 
 @pytest.mark.parametrize("protocol", ["bisection", "cross-examination"])
 def test_a_turing_machines_steps_are_limited_before_anything_runs(protocol: str) -> None:
-    """T over the limit is refused with the time it would take; --max-steps allows it."""
+    """T over the limit is refused with the time and memory it would take; --max-steps allows it."""
     code, out = exit_code_and_output("debate", protocol, "--machine", "bb5", "--max-steps", "100")
     assert code == 2 and "T = 47,176,870 steps is over the limit of 100" in out
-    assert "give --max-steps" in out
+    assert "some 0.7 seconds" in out  # 3 x 47,176,870 steps at 2e8 steps/s
+    assert "a tape of up to 94.4 MB" in out and "give --max-steps" in out
     code, out = exit_code_and_output(
         "debate", protocol, "--machine", "tm:1RB1LB_1LA1RZ", "--steps", "6", "--max-steps", "6"
     )
