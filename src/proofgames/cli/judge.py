@@ -1,6 +1,9 @@
-"""``proofgames judge serve|token``: the human-judge web app and its API tokens.
+"""``proofgames judge serve|token|admin``: the human-judge web app and its credentials.
 
-The server's packages (the ``judge`` extra) are imported only when a command runs.
+``admin create`` makes an admin (for a server started with ``--no-demo``, or another
+one); ``admin password`` gives an account a new password and logs it out everywhere
+(for an admin who lost theirs). The server's packages (the ``judge`` extra) are
+imported only when a command runs.
 
 Example:
     >>> from typer.testing import CliRunner
@@ -12,12 +15,19 @@ Example:
 
 from __future__ import annotations
 
+import secrets
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ._common import console, fail, one_line_errors
+from ._common import console, err_console, fail, one_line_errors
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -33,6 +43,19 @@ DbOption = Annotated[
     ),
 ]
 EXTRA = "proofgames judge needs its extra: pip install 'proofgames[judge]'"
+admin = typer.Typer(
+    no_args_is_help=True,
+    help="Admins and passwords: create an admin, set a lost password.",
+)
+app.add_typer(admin, name="admin")
+EmailOption = Annotated[str, typer.Option("--email", help="the account's email address")]
+StdinOption = Annotated[
+    bool,
+    typer.Option(
+        "--password-stdin",
+        help="read the password from the first line of stdin (default: a random one, printed)",
+    ),
+]
 
 
 def _url(db: str) -> str:
@@ -117,10 +140,85 @@ def token(
             query = select(User).where(User.role == "admin")
             if email:
                 query = query.where(User.email == email.strip().lower())
-            admin = session.scalars(query.order_by(User.id)).first()
-            if admin is None:
+            found = session.scalars(query.order_by(User.id)).first()
+            if found is None:
                 who = f"admin {email}" if email else "admin"
                 fail(f"no {who} in {redacted(_url(db))}: start 'proofgames judge serve' first")
-            console.print(create_api_token(session, admin, label), soft_wrap=True)
+            with one_line_errors():
+                made = create_api_token(session, found, label)
+            console.print(made, soft_wrap=True)
     finally:
         engine.dispose()
+
+
+@contextmanager
+def _database(db: str, create: bool) -> Iterator[Session]:
+    """A session on the judge database ``--db`` (one ``error:`` line if it cannot open)."""
+    try:
+        from ..judge.db import open_database, session_factory
+    except ImportError as exc:
+        fail(f"{EXTRA} ({exc})")
+    with one_line_errors():
+        engine = open_database(_url(db), create=create)
+    try:
+        with session_factory(engine)() as session, one_line_errors():
+            yield session
+    finally:
+        engine.dispose()
+
+
+def _password(from_stdin: bool) -> tuple[str, bool]:
+    """The password to set, and whether it was generated (then it is printed once)."""
+    if not from_stdin:
+        return secrets.token_urlsafe(18), True
+    line = sys.stdin.readline()
+    if not line:
+        fail("--password-stdin: stdin is empty; give the password on its first line")
+    return line.rstrip("\r\n"), False
+
+
+def _announce(what: str, password: str, generated: bool) -> None:
+    """Say what was done on stderr; print a generated password alone on stdout (once)."""
+    err_console.print(what, highlight=False, markup=False)
+    if generated:
+        console.print(password, soft_wrap=True, highlight=False, markup=False)
+
+
+@admin.command("create")
+def create_admin_command(
+    db: DbOption = DEFAULT_DB, email: EmailOption = "", password_stdin: StdinOption = False
+) -> None:
+    """Create an admin; a random password is printed once unless --password-stdin.
+
+    Makes and migrates the database if needed, like ``serve`` (the message names it). An
+    email that is malformed, holds an invisible character or has an account already is
+    refused with one ``error:`` line, and so is a password under 10 characters.
+    """
+    if not email:
+        fail("--email is required: the new admin's email address")
+    password, generated = _password(password_stdin)
+    with _database(db, create=True) as session:
+        from ..judge.credentials import create_admin
+        from ..judge.db import redacted
+
+        made = create_admin(session, None, email, password).email
+    _announce(f"admin {made} created in {redacted(_url(db))}", password, generated)
+
+
+@admin.command("password")
+def set_password_command(
+    db: DbOption = DEFAULT_DB, email: EmailOption = "", password_stdin: StdinOption = False
+) -> None:
+    """Give an account a new password (random and printed once unless --password-stdin).
+
+    Every session of the account is logged out. For an admin who lost their password;
+    the database must exist already.
+    """
+    if not email:
+        fail("--email is required: the account's email address")
+    password, generated = _password(password_stdin)
+    with _database(db, create=False) as session:
+        from ..judge.credentials import set_password
+
+        changed = set_password(session, None, email, password).email
+    _announce(f"new password set for {changed}; its sessions are logged out", password, generated)

@@ -18,7 +18,7 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.exc import OperationalError
 from starlette.types import ASGIApp
 
-from . import admin_pages, api, design_pages, pages
+from . import account_pages, admin_api, admin_pages, admin_users, api, design_pages, pages
 from .accounts import server_secret
 from .db import make_engine, migrate, session_factory
 from .errors import JudgeError, Unauthorized
@@ -82,6 +82,9 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(admin_pages.router)
     app.include_router(design_pages.router)
+    app.include_router(admin_users.router)
+    app.include_router(admin_api.router)
+    app.include_router(account_pages.router)
     app.add_exception_handler(JudgeError, _judge_error)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(OperationalError, _busy)
