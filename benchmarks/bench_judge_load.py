@@ -9,6 +9,12 @@ answer is committed (SQLite: WAL, synchronous=FULL) before it is acknowledged.
 Reports sustained answers per second and the latency of the answer request (p50,
 p95, p99), plus the whole fetch+answer cycle. Client and server share this machine.
 
+The floor (``judge_floor.py``), measured in the same run with the same raters and
+seconds: a minimal FastAPI + SQLite pair of endpoints doing the same durable work
+(hand out a question, insert the answer, commit with ``synchronous=FULL``) and nothing
+else. The ratio of the two throughputs is the cost of sessions, CSRF, validation, the
+audit log and the study logic.
+
 Run:  .venv/bin/python benchmarks/bench_judge_load.py [--raters 50] [--seconds 30]
       [--db postgresql+psycopg://user@host:port/db] [--json] [--publish]
 (``--publish`` writes benchmarks/results/judge_load.{json,md}.)
@@ -37,6 +43,9 @@ from proofgames.judge.models import Membership, Question
 from proofgames.judge.web import Settings
 from proofgames.judges import StepQuestion
 from proofgames.reporting import write_atomic, write_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import judge_floor
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "a long password"
@@ -85,13 +94,18 @@ async def rater(
 ) -> int:
     """One simulated rater; returns how many answers it got acknowledged."""
     done = 0
+    floor = not headers
     while time.perf_counter() < stop:
         t0 = time.perf_counter()
-        nxt = (await client.get("/api/v1/assignments/next")).json()
-        if nxt["assignment"] is None:
+        nxt = (await client.get("/next" if floor else "/api/v1/assignments/next")).json()
+        if (nxt["id"] if floor else nxt["assignment"]) is None:
             break
-        body = {"yes": i % 2 == 0, "confidence": 3, "shown_sha256": nxt["shown_sha256"]}
-        url = f"/api/v1/assignments/{nxt['assignment']}/answer"
+        if floor:
+            body: dict[str, Any] = {"yes": i % 2 == 0, "confidence": 3}
+            url = f"/answer/{nxt['id']}"
+        else:
+            body = {"yes": i % 2 == 0, "confidence": 3, "shown_sha256": nxt["shown_sha256"]}
+            url = f"/api/v1/assignments/{nxt['assignment']}/answer"
         t1 = time.perf_counter()
         r = await client.post(url, json=body, headers=headers)
         t2 = time.perf_counter()
@@ -109,11 +123,14 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000.0
 
 
-async def drive(url: str, raters: int, seconds: float) -> dict[str, Any]:
-    """Log every rater in, then let them answer for ``seconds``."""
+async def drive(url: str, raters: int, seconds: float, floor: bool = False) -> dict[str, Any]:
+    """Log every rater in (not on the floor), then let them answer for ``seconds``."""
     lat: dict[str, list[float]] = {"answer": [], "cycle": [], "refused": []}
     clients = [httpx.AsyncClient(base_url=url, timeout=60) for _ in range(raters)]
-    headers = await asyncio.gather(*(login(c, i) for i, c in enumerate(clients)))
+    if floor:
+        headers: list[dict[str, str]] = [{} for _ in clients]
+    else:
+        headers = list(await asyncio.gather(*(login(c, i) for i, c in enumerate(clients))))
     start = time.perf_counter()
     stop = start + seconds
     counts = await asyncio.gather(
@@ -137,30 +154,33 @@ async def drive(url: str, raters: int, seconds: float) -> dict[str, Any]:
     }
 
 
-def serve(url: str, port: int) -> subprocess.Popen[bytes]:
+def serve(url: str, port: int, floor: bool = False) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    cmd = [
-        sys.executable,
-        "-m",
-        "proofgames",
-        "judge",
-        "serve",
-        "--db",
-        url,
-        "--port",
-        str(port),
-        "--no-demo",
-    ]
+    cmd = [sys.executable, "-m", "proofgames", "judge", "serve", "--db", url]
+    cmd += ["--port", str(port), "--no-demo"]
+    if floor:
+        cmd = [sys.executable, str(ROOT / "benchmarks" / "judge_floor.py"), url, str(port)]
     log = open(Path(tempfile.gettempdir()) / "bench_judge_server.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     for _ in range(600):
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/login", timeout=2).status_code == 200:
+            probe = "/docs" if floor else "/login"
+            if httpx.get(f"http://127.0.0.1:{port}{probe}", timeout=2).status_code == 200:
                 return proc
         except httpx.HTTPError:
             time.sleep(0.1)
     proc.kill()
     raise SystemExit("the judge server did not start")
+
+
+def run(url: str, port: int, raters: int, seconds: float, floor: bool = False) -> dict[str, Any]:
+    """Serve ``url`` (the judge server, or the floor) and drive it; the measurements."""
+    proc = serve(url, port, floor)
+    try:
+        return asyncio.run(drive(f"http://127.0.0.1:{port}", raters, seconds, floor))
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def main() -> None:
@@ -172,17 +192,20 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--publish", action="store_true")
+    parser.add_argument("--no-floor", action="store_true", help="skip the minimal endpoint")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         url = args.db or f"sqlite:///{Path(tmp) / 'load.db'}"
         seed(url, args.raters, args.questions)
-        proc = serve(url, args.port)
-        try:
-            result = asyncio.run(drive(f"http://127.0.0.1:{args.port}", args.raters, args.seconds))
-        finally:
-            proc.terminate()
-            proc.wait(10)
+        result = run(url, args.port, args.raters, args.seconds)
+        if not args.no_floor:
+            floor_db = str(Path(tmp) / "floor.db")
+            judge_floor.seed(floor_db, args.questions)
+            floor = run(floor_db, args.port + 1, args.raters, args.seconds, floor=True)
+            result["floor"] = floor
+            result["ratio_to_floor"] = round(floor["answers_per_s"] / result["answers_per_s"], 2)
+    result["load_average_1min_after"] = round(os.getloadavg()[0], 1)
     result["conditions"] = {
         "raters": args.raters,
         "seconds": args.seconds,
@@ -202,13 +225,26 @@ def main() -> None:
 
 def markdown(r: dict[str, Any]) -> str:
     c = r["conditions"]
-    return (
-        "| raters | database | answers | answers/s | answer p50 | answer p95 | answer p99 "
-        "| cycle p95 |\n|---|---|---|---|---|---|---|---|\n"
-        f"| {c['raters']} | {c['database']} | {r['answers']:,} in {r['wall_s']} s | "
-        f"{r['answers_per_s']} | {r['answer_ms']['p50']} ms | {r['answer_ms']['p95']} ms | "
-        f"{r['answer_ms']['p99']} ms | {r['cycle_ms']['p95']} ms |\n"
+    rows = [("judge server", r)] + (
+        [("floor: FastAPI + SQLite", r["floor"])] if "floor" in r else []
     )
+    lines = [
+        "| server | raters | database | answers | answers/s | answer p50 | answer p95 "
+        "| answer p99 | cycle p95 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, m in rows:
+        lines.append(
+            f"| {name} | {c['raters']} | {c['database']} | {m['answers']:,} in {m['wall_s']} s "
+            f"| {m['answers_per_s']} | {m['answer_ms']['p50']} ms | {m['answer_ms']['p95']} ms "
+            f"| {m['answer_ms']['p99']} ms | {m['cycle_ms']['p95']} ms |"
+        )
+    tail = f"\nFloor / judge server throughput: {r['ratio_to_floor']}x. " if "floor" in r else "\n"
+    tail += (
+        f"Load average (1 min) {c['load_average_1min_before']} before, "
+        f"{r['load_average_1min_after']} after; {c['cpus']} CPUs.\n"
+    )
+    return "\n".join(lines) + "\n" + tail
 
 
 if __name__ == "__main__":
