@@ -319,10 +319,12 @@ def answer(assignment_id: Id, body: AnswerBody, user: Rater, db: Db) -> dict[str
         probability=body.probability,
         rationale=body.rationale,
     )
-    assignment, question = service.own_assignment(db, user, assignment_id)
-    stored = service.answer_of(db, assignment)
-    study = service.get_study(db, question.study_id)
-    shown = None if stored is None else scoring.feedback(study, question, stored)
+    assignment, question = service.own_assignment(db, user, assignment_id)  # (no query:
+    shown = None  # the session holds what submit_answer loaded)
+    if question.kind != "work":  # only steps with a known answer have feedback
+        stored = service.answer_of(db, assignment)
+        study = service.get_study(db, question.study_id)
+        shown = None if stored is None else scoring.feedback(study, question, stored)
     return {"assignment": assignment_id, "status": status, "feedback": shown}
 
 
