@@ -219,11 +219,17 @@ def start_session(db: Session, user: User, lifetime: dt.timedelta) -> str:
 
 def session_user(db: Session, session_id: str) -> User | None:
     """The user of a live session (not revoked, not expired, user not disabled), else None."""
-    row = db.get(WebSession, session_id)
-    if row is None or row.revoked_at is not None or row.expires_at <= utcnow():
-        return None
-    user = db.get(User, row.user_id)
-    return user if user is not None and user.disabled_at is None else None
+    user: User | None = db.scalar(  # one statement: the session and its user together
+        select(User)
+        .join(WebSession, WebSession.user_id == User.id)
+        .where(
+            WebSession.id == session_id,
+            WebSession.revoked_at.is_(None),
+            WebSession.expires_at > utcnow(),
+            User.disabled_at.is_(None),
+        )
+    )
+    return user
 
 
 def end_session(db: Session, session_id: str) -> None:

@@ -40,7 +40,7 @@ import math
 import secrets
 from typing import Any, Literal
 
-from sqlalchemy import select, update
+from sqlalchemy import case, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -397,17 +397,21 @@ def answered(db: Session, assignment: Assignment) -> bool:
 
 
 def _take_slot(db: Session, question: Question) -> bool:
-    """Count one more answer unless the question has k; close it at k (uncommitted)."""
+    """Count one more answer unless the question has k; close it at k (uncommitted).
+
+    One statement: the right-hand sides of ``SET`` see the row as it was, so ``closed``
+    becomes true exactly when this answer is the k-th.
+    """
+    full = Question.n_answers + 1 >= Question.k
     took = db.execute(
         update(Question)
         .where(Question.id == question.id, Question.n_answers < Question.k)
-        .values(n_answers=Question.n_answers + 1)
+        .values(
+            n_answers=Question.n_answers + 1,
+            closed=full,
+            closed_at=case((full, utcnow()), else_=Question.closed_at),
+        )
+        .execution_options(synchronize_session=False)
     )
-    if took.rowcount != 1:  # type: ignore[attr-defined]
-        return False
-    db.execute(
-        update(Question)
-        .where(Question.id == question.id, Question.n_answers >= Question.k)
-        .values(closed=True, closed_at=utcnow())
-    )
-    return True
+    db.expire(question, ["n_answers", "closed", "closed_at"])
+    return bool(took.rowcount == 1)  # type: ignore[attr-defined]
