@@ -23,11 +23,6 @@ from .test_credentials import NEW, admin_client, form
 pytestmark = pytest.mark.filterwarnings(WARNING)
 
 
-@pytest.fixture
-def judge(tmp_path):
-    return Judge(f"sqlite:///{tmp_path / 'judge.db'}", k=1)
-
-
 # --- deactivation -------------------------------------------------------------------
 
 

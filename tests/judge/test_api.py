@@ -27,11 +27,6 @@ from .judge_support import WARNING, Judge, api_csrf, question
 pytestmark = pytest.mark.filterwarnings(WARNING)
 
 
-@pytest.fixture
-def judge(tmp_path):
-    return Judge(f"sqlite:///{tmp_path / 'judge.db'}", k=1)
-
-
 def answer(client, yes=True, confidence=4):
     """Fetch the next assignment and answer it; returns (assignment id, response)."""
     nxt = client.get("/api/v1/assignments/next").json()

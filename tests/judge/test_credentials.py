@@ -31,11 +31,6 @@ ADMIN = "admin@example.org"
 NEW = "a brand new password"
 
 
-@pytest.fixture
-def judge(tmp_path):
-    return Judge(f"sqlite:///{tmp_path / 'judge.db'}", k=1)
-
-
 def admin_client(judge: Judge, email: str = ADMIN, password: str = PASSWORD):
     client = judge.client()
     assert login(client, email, password).status_code == 303

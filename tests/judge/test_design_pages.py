@@ -13,14 +13,9 @@ from sqlalchemy import func, select
 
 from proofgames.judge.models import Question, Study
 
-from .judge_support import WARNING, Judge, csrf, login
+from .judge_support import WARNING, csrf, login
 
 pytestmark = pytest.mark.filterwarnings(WARNING)
-
-
-@pytest.fixture
-def judge(tmp_path):
-    return Judge(f"sqlite:///{tmp_path / 'judge.db'}", k=1)
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 
 from proofgames.judge.models import Question
 
-from .judge_support import WARNING, Judge, question
+from .judge_support import WARNING, question
 
 pytestmark = pytest.mark.filterwarnings(WARNING)
 
@@ -36,11 +36,6 @@ DISGUISES = {
     "escape sequence": "So 7 * 5 = \x1b[8m36\x1b[0m35.",
     "private use": "So 7 * 5 = \ue00035.",
 }
-
-
-@pytest.fixture
-def judge(tmp_path):
-    return Judge(f"sqlite:///{tmp_path / 'judge.db'}", k=1)
 
 
 @pytest.mark.parametrize("field", ["step", "task", "premises", "prompt"])

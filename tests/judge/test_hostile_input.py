@@ -24,11 +24,6 @@ from .judge_support import WARNING, Judge, csrf, login
 pytestmark = pytest.mark.filterwarnings(WARNING)
 
 
-@pytest.fixture
-def judge(tmp_path):
-    return Judge(f"sqlite:///{tmp_path / 'judge.db'}", k=1)
-
-
 def hostile_requests(judge: Judge) -> list[tuple[str, object]]:
     """``(what, response)`` for each hostile request of defect 9."""
     admin, rater = judge.client(), judge.rater("rater@example.org")

@@ -26,11 +26,6 @@ pytestmark = pytest.mark.filterwarnings(WARNING)
 ADMIN = "admin@example.org"
 
 
-@pytest.fixture
-def judge(tmp_path):
-    return Judge(f"sqlite:///{tmp_path / 'judge.db'}", k=1)
-
-
 def race(judge: Judge, n: int = 40, right_at: int = 15) -> list[str]:
     """``n`` logins for the admin from one address at the same instant; guess ``right_at``
     is the right password. Returns each one's result."""

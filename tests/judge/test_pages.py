@@ -16,14 +16,9 @@ from proofgames.judge.accounts import token_user
 from proofgames.judge.db import make_engine, migrate
 from proofgames.judge.models import Answer, Assignment, Study
 
-from .judge_support import PASSWORD, WARNING, Judge, csrf, login
+from .judge_support import PASSWORD, WARNING, csrf, login
 
 pytestmark = pytest.mark.filterwarnings(WARNING)
-
-
-@pytest.fixture
-def judge(tmp_path):
-    return Judge(f"sqlite:///{tmp_path / 'judge.db'}", k=1)
 
 
 def admin_client(judge):

@@ -15,14 +15,9 @@ from sqlalchemy import select
 
 from proofgames.judge.models import AuditEntry
 
-from .judge_support import WARNING, Judge, api_csrf, csrf
+from .judge_support import WARNING, api_csrf, csrf
 
 pytestmark = pytest.mark.filterwarnings(WARNING)
-
-
-@pytest.fixture
-def judge(tmp_path):
-    return Judge(f"sqlite:///{tmp_path / 'judge.db'}", k=1)
 
 
 def _next(client):

@@ -21,14 +21,9 @@ from sqlalchemy import select
 
 from proofgames.judge.models import Answer, Membership, Question, utcnow
 
-from .judge_support import WARNING, Judge, api_csrf, csrf
+from .judge_support import WARNING, api_csrf, csrf
 
 pytestmark = pytest.mark.filterwarnings(WARNING)
-
-
-@pytest.fixture
-def judge(tmp_path):
-    return Judge(f"sqlite:///{tmp_path / 'judge.db'}", k=1)
 
 
 def design(judge, **fields):

@@ -27,10 +27,11 @@ from ..errors import OracleError
 from ..judges.interface import StepQuestion
 from ..reporting.json import dumps
 from . import design, export, scoring, service
+from .admin_pages import Admin
 from .errors import BadInput, JudgeError
 from .models import Question, Study, User
 from .pages import page
-from .web import Id, check_csrf, cookie_user, get_db, require
+from .web import Id, check_csrf, get_db
 
 router = APIRouter(prefix="/admin/studies")
 Db = Annotated[Session, Depends(get_db)]
@@ -38,14 +39,6 @@ Short = Annotated[str, Form(max_length=200)]
 Long = Annotated[str, Form(max_length=design.MAX_TEXT)]
 MAX_UPLOAD_LINES = 2_000
 NUMBER = re.compile(r"^\d{1,7}(\.\d{1,6})?$")
-
-
-def admin(request: Request, db: Db) -> User:
-    """The logged-in admin (dependency): 401 if not logged in, 403 for a rater."""
-    return require(cookie_user(request, db), "admin")
-
-
-Admin = Annotated[User, Depends(admin)]
 
 
 def _number(name: str, text: str, whole: bool = False) -> float | int | None:
