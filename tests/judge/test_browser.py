@@ -73,13 +73,18 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
-def invite_rater(admin, url: str, study_id: int) -> str:
-    """As the admin: log in, invite a rater from the study page; returns the link."""
+def log_in_admin(admin, url: str) -> None:
+    """Log the admin in through the form; they land on their studies."""
     admin.goto(f"{url}/login")
     admin.fill("input[name=email]", "admin@example.org")
     admin.fill("input[name=password]", PASSWORD)
     admin.click("button[type=submit]")
     admin.wait_for_url(f"{url}/admin")
+
+
+def invite_rater(admin, url: str, study_id: int) -> str:
+    """As the admin: log in, invite a rater from the study page; returns the link."""
+    log_in_admin(admin, url)
     admin.click(f"a[href='/admin/studies/{study_id}']")
     admin.wait_for_url(f"{url}/admin/studies/{study_id}")
     admin.fill("input[name=email]", "rater@example.org")

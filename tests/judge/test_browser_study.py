@@ -26,7 +26,7 @@ from sqlalchemy import select, update
 from proofgames.judge.models import Answer, Question, User, WebSession, utcnow
 
 from .judge_support import PASSWORD, WARNING, Judge, Server
-from .test_browser import PHONE, browser, shot  # noqa: F401  (the browser fixture)
+from .test_browser import PHONE, browser, log_in_admin, shot  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.filterwarnings(WARNING)]
 
@@ -51,11 +51,8 @@ TRUTH = {
 
 
 def design_study(admin, url: str, study_id: int) -> None:
-    admin.goto(f"{url}/login")
-    admin.fill("input[name=email]", "admin@example.org")
-    admin.fill("input[name=password]", PASSWORD)
-    admin.click("button[type=submit]")
-    admin.wait_for_url(f"{url}/admin")
+    """As the admin: design the study and add its known-answer questions, in the pages."""
+    log_in_admin(admin, url)
     admin.goto(f"{url}/admin/studies/{study_id}/design")
     admin.fill("textarea[name=consent]", "Your answers are stored under a number. Stop any time.")
     admin.fill("textarea[name=instructions]", "Judge one step at a time.")
