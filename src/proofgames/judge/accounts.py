@@ -392,6 +392,17 @@ def reactivate(db: Session, study: Study, user: User, actor: User) -> bool:
     return _set_active(db, study, user, actor, active=True)
 
 
+def membership_action(db: Session, study: Study, user: User, actor: User, action: str) -> bool:
+    """Apply ``action`` (``"deactivate"`` or ``"reactivate"``); whether anything changed.
+
+    Raises:
+        NotFound: Another action (as a URL that names no route would).
+    """
+    if action not in ("deactivate", "reactivate"):
+        raise NotFound(f"no action {action[:40]!r}: deactivate or reactivate")
+    return _set_active(db, study, user, actor, action == "reactivate")
+
+
 def _set_active(db: Session, study: Study, user: User, actor: User, active: bool) -> bool:
     row = membership(db, study, user.id)
     column = Membership.deactivated_at

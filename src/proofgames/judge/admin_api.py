@@ -145,12 +145,9 @@ def members(study_id: Id, user: Admin, db: Db, page: PageNumber = 1) -> dict[str
 @router.post("/studies/{study_id}/raters/{user_id}/{action}")
 def set_active(study_id: Id, user_id: Id, action: str, user: Admin, db: Db) -> dict[str, Any]:
     """``deactivate`` or ``reactivate`` a rater in the study; audited."""
-    if action not in ("deactivate", "reactivate"):
-        raise NotFound(f"no action {action[:40]!r}: deactivate or reactivate")
     study = service.get_study(db, study_id)
     rater = credentials.user_by_id(db, user_id)
-    change = accounts.deactivate if action == "deactivate" else accounts.reactivate
-    done = change(db, study, rater, user)
+    done = accounts.membership_action(db, study, rater, user, action)
     return {"study": study.id, "user": rater.id, "status": f"{action}d", "already": not done}
 
 

@@ -18,7 +18,7 @@ from sqlalchemy import Float, case, cast, func, select
 from sqlalchemy.orm import Session
 
 from . import accounts, credentials, export, flash, service
-from .errors import JudgeError, NotFound, whole_number
+from .errors import JudgeError, whole_number
 from .models import Answer, Membership, Question, Study, User
 from .pages import page
 from .paging import PageNumber, Pager
@@ -305,11 +305,8 @@ def set_active(
 ) -> Response:
     """Deactivate (or reactivate) a rater in the study; audited."""
     check_csrf(request, csrf_token)
-    if action not in ("deactivate", "reactivate"):
-        raise NotFound(f"no action {action[:40]!r}: deactivate or reactivate")
     found = service.get_study(db, study_id)
     rater = credentials.user_by_id(db, user_id)
-    change = accounts.deactivate if action == "deactivate" else accounts.reactivate
-    done = change(db, found, rater, user)
+    done = accounts.membership_action(db, found, rater, user, action)
     message = f"{rater.email} {action}d." if done else f"{rater.email} was {action}d already."
     return flash.redirect(request, db, f"/admin/studies/{found.id}/raters", message=message)
