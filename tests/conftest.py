@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from proofgames import interrupts
 from proofgames.machines import TuringMachine
 
 # Every module in tests/plugins/ registers what a user outside proofgames would (a toy
@@ -14,6 +16,18 @@ PLUGINS = [
     for path in sorted((Path(__file__).parent / "plugins").glob("*.py"))
     if path.stem != "__init__"
 ]
+
+
+@pytest.fixture(autouse=True)
+def _interrupt_guard_left_whole() -> Iterator[None]:
+    """Every test leaves no interrupt guard held (a leaked one disarms all later ones).
+
+    A guard left counted makes every later guard install no handler, so a later test's
+    SIGTERM kills the whole run (the CI run of stop 43 died so): name the leaking test.
+    """
+    yield
+    assert interrupts._depth == 0, f"an interrupt guard was left held ({interrupts._depth})"
+
 
 # (text, steps): halting and non-halting runs, 2 and 3 symbols, 1 step to ~10^3 steps
 SMALL_RUNS = [

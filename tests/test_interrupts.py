@@ -5,6 +5,7 @@ These run in process (the command line's exit codes: ``tests/cli/test_interrupts
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import threading
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from proofgames import TuringMachine, make_strategy, play_batch, play_bisection
+from proofgames import TuringMachine, interrupts, make_strategy, play_batch, play_bisection
 from proofgames.interrupts import Interrupted, guard
 
 
@@ -129,3 +130,40 @@ def test_a_thread_that_outlives_the_guard_leaves_it_whole():
     thread.join(10)
     with pytest.raises(Interrupted):
         play_bisection(BB2, 6, 1, Signalled(signal.SIGTERM), honest_b())
+
+
+def test_guards_left_out_of_order_restore_the_handlers_once():
+    """Coroutines on one loop leave their guards interleaved: the first in may leave first.
+
+    Counting them as nested once drove the count to -1, so no later guard installed its
+    handlers, and the user's SIGTERM killed the process (the CI run of stop 43 died so).
+    """
+    first, second = guard(), guard()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert signal.getsignal(signal.SIGINT) is interrupts.handler  # the second still holds
+    second.__exit__(None, None, None)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    with pytest.raises(Interrupted):
+        play_bisection(BB2, 6, 1, Signalled(signal.SIGTERM), honest_b())
+
+
+def test_concurrent_calls_on_one_loop_leave_the_guard_whole():
+    """Two parties' calls on one event loop, through the driver's async call."""
+
+    async def both() -> None:
+        async def hold(delay: float) -> None:
+            with guard():
+                await asyncio.sleep(delay)
+
+        first = asyncio.create_task(hold(0.01))
+        second = asyncio.create_task(hold(0.05))
+        await asyncio.gather(first, second)
+
+    asyncio.run(both())
+    assert interrupts.received() is None
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(Interrupted):
+        play_bisection(BB2, 6, 1, Signalled(signal.SIGINT), honest_b())

@@ -42,6 +42,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -74,6 +75,7 @@ class Interrupted(BaseException):
 
 _depth = 0
 _received: int | None = None
+_previous: dict[int, Any] = {}  # the handlers the first guard in replaced
 _worker = False
 
 
@@ -104,31 +106,30 @@ def _ours(signum: int) -> bool:
 def guard() -> Iterator[None]:
     """Turn SIGINT and SIGTERM into :class:`Interrupted` while the block runs.
 
-    Nested guards share the outermost one's handlers. Off the main thread this does
-    nothing at all (no signal handler runs there, and a thread that outlives the main
-    thread's guard must not leave it counted): :func:`check` and :func:`received` there
-    see the main thread's guard.
+    Guards may overlap in any order: the first one in installs the handlers, the last
+    one out restores what it found. (Coroutines on one event loop enter and leave their
+    guards interleaved, not nested: the first to enter may leave first.) Off the main
+    thread this does nothing at all (no signal handler runs there, and a thread that
+    outlives the main thread's guard must not leave it counted): :func:`check` and
+    :func:`received` there see the main thread's guard.
     """
     global _depth, _received
     if threading.current_thread() is not threading.main_thread():
         yield  # the main thread's guard, if any, stands (a thread must not count: one
         return  # that outlives the guard would leave it counted, and the handlers off)
-    if _depth:
-        _depth += 1
-        try:
-            yield
-        finally:
-            _depth -= 1
-        return
-    previous = {s: signal.signal(s, handler) for s in SIGNALS if _ours(s)}
-    _received = None
-    _depth = 1
+    if not _depth:
+        _previous.clear()
+        _previous.update({s: signal.signal(s, handler) for s in SIGNALS if _ours(s)})
+        _received = None
+    _depth += 1
     try:
         yield
     finally:
-        _depth = 0
-        for s, old in previous.items():
-            signal.signal(s, old)
+        _depth -= 1
+        if not _depth:
+            for s, old in _previous.items():
+                signal.signal(s, old)
+            _previous.clear()
 
 
 def received() -> int | None:
@@ -168,6 +169,7 @@ def worker_mode() -> None:
     """
     global _depth, _received, _worker
     _depth, _received, _worker = 0, None, True
+    _previous.clear()
     if threading.current_thread() is threading.main_thread():
         for s in SIGNALS:
             signal.signal(s, handler)
