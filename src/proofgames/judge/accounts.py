@@ -25,6 +25,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from . import statements
 from .errors import (
     BadInput,
     Conflict,
@@ -220,14 +221,7 @@ def start_session(db: Session, user: User, lifetime: dt.timedelta) -> str:
 def session_user(db: Session, session_id: str) -> User | None:
     """The user of a live session (not revoked, not expired, user not disabled), else None."""
     user: User | None = db.scalar(  # one statement: the session and its user together
-        select(User)
-        .join(WebSession, WebSession.user_id == User.id)
-        .where(
-            WebSession.id == session_id,
-            WebSession.revoked_at.is_(None),
-            WebSession.expires_at > utcnow(),
-            User.disabled_at.is_(None),
-        )
+        statements.session_user(), {"sid": session_id, "now": utcnow()}
     )
     return user
 

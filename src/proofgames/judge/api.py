@@ -308,7 +308,7 @@ def answer(assignment_id: Id, body: AnswerBody, user: Rater, db: Db) -> dict[str
 
     ``feedback`` is what the study shows after this step (None for most steps).
     """
-    status = service.submit_answer(
+    receipt = service.record_answer(
         db,
         user,
         assignment_id,
@@ -319,13 +319,11 @@ def answer(assignment_id: Id, body: AnswerBody, user: Rater, db: Db) -> dict[str
         probability=body.probability,
         rationale=body.rationale,
     )
-    assignment, question = service.own_assignment(db, user, assignment_id)  # (no query:
-    shown = None  # the session holds what submit_answer loaded)
+    shown, question = None, receipt.question
     if question.kind != "work":  # only steps with a known answer have feedback
-        stored = service.answer_of(db, assignment)
-        study = service.get_study(db, question.study_id)
-        shown = None if stored is None else scoring.feedback(study, question, stored)
-    return {"assignment": assignment_id, "status": status, "feedback": shown}
+        stored = service.answer_of(db, receipt.assignment)
+        shown = None if stored is None else scoring.feedback(receipt.study, question, stored)
+    return {"assignment": assignment_id, "status": receipt.status, "feedback": shown}
 
 
 @router.post("/assignments/{assignment_id}/skip")

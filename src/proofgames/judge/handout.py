@@ -36,10 +36,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import BigInteger, Select, case, cast, exists, func, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from . import statements
 from .accounts import audit, server_secret
 from .db import commit_unsynced, write_gate
 from .design import CHECKED_KINDS, is_open
@@ -53,8 +54,6 @@ MAX_TRIES = 20
 """How often a choice is made again when the chosen question was taken meanwhile."""
 COUNT_CAP = 100
 """The most waiting work steps counted for a rater's progress (beyond: "100+ more")."""
-PRIME = 2_147_483_647
-"""The modulus of the per-rater random order (a prime: each multiplier permutes keys)."""
 STAGE_KINDS = {
     "training": ("training",),
     "qualification": ("qualification",),
@@ -96,32 +95,18 @@ class Turn:
     waiting: tuple[Stage, ...] = field(default_factory=tuple)
 
 
-def _answered(db: Session, study: Study, rater: User) -> dict[str, tuple[int, int]]:
-    """Per kind: (answers the rater gave, of which right) in this study.
+def _params(study: Study, rater: User, **more: Any) -> dict[str, Any]:
+    """The bound values of :mod:`.statements` for ``rater`` in ``study`` now."""
+    return {"study": study.id, "rater": rater.id, "lease_start": utcnow() - LEASE, **more}
 
-    It walks the rater's own assignments (indexed by rater), not the study's answers
-    (``study_id + 0`` keeps SQLite from starting at the study's questions instead).
-    """
-    right = func.sum(case((Answer.yes == Question.expected, 1), else_=0))
+
+def _counts(db: Session, study: Study, rater: User) -> dict[tuple[str, str], tuple[int, int]]:
+    """``(what, kind) -> (n, right)``: :func:`.statements.stage_counts` in one statement."""
     rows = db.execute(
-        select(Question.kind, func.count(Answer.id), right)
-        .select_from(Assignment)
-        .join(Answer, Answer.assignment_id == Assignment.id)
-        .join(Question, Question.id == Assignment.question_pk)
-        .where(Assignment.rater_id == rater.id, Question.study_id + 0 == study.id)
-        .group_by(Question.kind)
+        statements.stage_counts(study.one_step_per_debate),
+        _params(study, rater, cap=COUNT_CAP),
     ).all()
-    return {kind: (int(n), int(ok or 0)) for kind, n, ok in rows}
-
-
-def _sizes(db: Session, study: Study) -> dict[str, int]:
-    """How many training and qualification questions the study has."""
-    rows = db.execute(
-        select(Question.kind, func.count(Question.id))
-        .where(Question.study_id == study.id, Question.kind.in_(("training", "qualification")))
-        .group_by(Question.kind)
-    ).all()
-    return {kind: int(n) for kind, n in rows}
+    return {(what, kind): (int(n), int(ok or 0)) for what, kind, n, ok in rows}
 
 
 def stage_of(db: Session, study: Study, rater: User, membership: Membership) -> Stage:
@@ -133,32 +118,26 @@ def stage_of(db: Session, study: Study, rater: User, membership: Membership) -> 
         return Stage(study, "closed", note=why)
     if membership.consented_at is None and (study.consent or study.instructions):
         return Stage(study, "consent")
-    sizes, answered = _sizes(db, study), _answered(db, study, rater)
+    counts = _counts(db, study, rater)
     for stage in ("training", "qualification"):
-        done = answered.get(stage, (0, 0))[0]
-        if done < sizes.get(stage, 0):
-            return Stage(study, stage, done, sizes[stage])
-    n, right = answered.get("qualification", (0, 0))
+        done, size = counts.get(("answered", stage), (0, 0))[0], counts.get(("size", stage))
+        if size is not None and done < size[0]:
+            return Stage(study, stage, done, size[0])
+    n, right = counts.get(("answered", "qualification"), (0, 0))
     if n and right < study.pass_mark * n - 1e-9:
         note = f"{right} of {n} qualification steps right; this study needs {study.pass_mark:.0%}"
         return Stage(study, "failed", note=note)
-    done = answered.get("work", (0, 0))[0]
+    done = counts.get(("answered", "work"), (0, 0))[0]
     if study.quota is not None and done >= study.quota:
         return Stage(study, "done", done, study.quota, "you have answered this study's quota")
     if study.quota is not None:
         return Stage(study, "work", done, study.quota)
-    waiting = _work_query(study, rater, select(Question.id)).limit(COUNT_CAP).subquery()
-    left = int(db.scalar(select(func.count()).select_from(waiting)) or 0)
+    left = counts[("left", "work")][0]
     return Stage(study, "work", done, done + left, more=left >= COUNT_CAP)
 
 
 def _memberships(db: Session, rater: User) -> list[tuple[Membership, Study]]:
-    rows = db.execute(
-        select(Membership, Study)
-        .join(Study, Study.id == Membership.study_id)
-        .where(Membership.user_id == rater.id)
-        .order_by(Study.id)
-    ).all()
+    rows = db.execute(statements.memberships(), {"rater": rater.id}).all()
     return [(m, s) for m, s in rows]
 
 
@@ -204,21 +183,7 @@ def _current(
     db: Session, rater: User, study: Study, kinds: tuple[str, ...]
 ) -> tuple[Assignment, Question] | None:
     """The rater's open assignment in this study and stage, if any."""
-    row = db.execute(
-        select(Assignment, Question)
-        .join(Question, Question.id == Assignment.question_pk)
-        .outerjoin(Answer, Answer.assignment_id == Assignment.id)
-        .where(
-            Assignment.rater_id == rater.id,
-            Assignment.skipped_at.is_(None),
-            Answer.id.is_(None),
-            Question.study_id == study.id,
-            Question.kind.in_(kinds),
-            Question.closed.is_(False),
-        )
-        .order_by(Assignment.id)
-        .limit(1)
-    ).first()
+    row = db.execute(statements.current(kinds), _params(study, rater)).first()
     return None if row is None else (row[0], row[1])
 
 
@@ -271,35 +236,23 @@ def _postgres(db: Session) -> bool:
 def _multiplier(rater: User) -> int:
     """The rater's multiplier for the random order: in [1, PRIME - 1]."""
     digest = hashlib.sha256(f"order:{rater.id}".encode()).digest()
-    return 1 + int.from_bytes(digest[:8], "big") % (PRIME - 1)
-
-
-def _ordered(query: Select[Any], study: Study, rater: User) -> Select[Any]:
-    if study.ordering == "random":  # a different permutation of the keys for each rater
-        key = cast(Question.shuffle, BigInteger) * _multiplier(rater) % PRIME
-        return query.order_by(key, Question.id)
-    return query.order_by(Question.id)
+    return 1 + int.from_bytes(digest[:8], "big") % (statements.PRIME - 1)
 
 
 def _first_unseen(
     db: Session, study: Study, rater: User, kinds: tuple[str, ...]
 ) -> Question | None:
     """The first question of these kinds the rater was never handed (training in order)."""
-    seen = select(Assignment.question_pk).where(Assignment.rater_id == rater.id)
-    query = select(Question).where(
-        Question.study_id == study.id, Question.kind.in_(kinds), Question.id.not_in(seen)
-    )
-    if kinds != ("training",) and kinds != ("qualification",):
-        query = _ordered(query, study, rater)
-    else:
-        query = query.order_by(Question.id)
-    return db.scalar(query.limit(1))
+    random = study.ordering == "random" and kinds not in (("training",), ("qualification",))
+    query = statements.first_unseen(kinds, random)
+    found: Question | None = db.scalar(query, _params(study, rater, multiplier=_multiplier(rater)))
+    return found
 
 
 def _work_left(db: Session, study: Study, rater: User) -> bool:
     """Whether a work step is waiting for the rater (checks come only between work)."""
-    query = _work_query(study, rater, select(Question.id)).limit(1)
-    return db.scalar(query) is not None
+    query = statements.work_query(study.one_step_per_debate).limit(1)
+    return db.scalar(query, _params(study, rater)) is not None
 
 
 def _check_due(db: Session, study: Study, rater: User) -> bool:
@@ -320,51 +273,14 @@ def _check_due(db: Session, study: Study, rater: User) -> bool:
     return draw < study.gold_rate
 
 
-def _pending() -> Any:
-    """Assignments of the correlated question still being answered, within their lease."""
-    return (
-        select(func.count(Assignment.id))
-        .where(
-            Assignment.question_pk == Question.id,
-            Assignment.created_at >= utcnow() - LEASE,
-            Assignment.skipped_at.is_(None),
-            ~exists().where(Answer.assignment_id == Assignment.id),
-        )
-        .correlate(Question)
-        .scalar_subquery()
-    )
-
-
-def _work_query(study: Study, rater: User, query: Select[Any]) -> Select[Any]:
-    """Restrict ``query`` to the work questions this rater may be handed now."""
-    taken = select(Assignment.question_pk).where(Assignment.rater_id == rater.id)
-    query = query.where(
-        Question.study_id == study.id,
-        Question.kind == "work",
-        Question.closed.is_(False),
-        Question.id.not_in(taken),
-        Question.n_answers + _pending() < Question.k,
-    )
-    if study.one_step_per_debate:
-        seen = (
-            select(Question.debate_id)
-            .join(Assignment, Assignment.question_pk == Question.id)
-            .where(Assignment.rater_id == rater.id, Question.study_id == study.id)
-        )
-        query = query.where(Question.debate_id.not_in(seen))
-    return query
-
-
 def _open_question(db: Session, study: Study, rater: User) -> Question | None:
     """The next open work question with a free slot for the rater.
 
     PostgreSQL locks the row it returns (``FOR UPDATE SKIP LOCKED``) until the caller
     commits, so concurrent raters are handed different questions.
     """
-    query = _ordered(_work_query(study, rater, select(Question)), study, rater)
-    found: Question | None = db.scalar(
-        query.limit(1).with_for_update(skip_locked=True, of=Question)
-    )
+    query = statements.open_question(study.ordering == "random", study.one_step_per_debate)
+    found: Question | None = db.scalar(query, _params(study, rater, multiplier=_multiplier(rater)))
     return found
 
 

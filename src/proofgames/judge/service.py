@@ -38,13 +38,15 @@ from __future__ import annotations
 import json
 import math
 import secrets
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import case, select, update
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..judges.interface import StepQuestion
+from . import statements
 from .accounts import audit
 from .db import write_gate
 from .design import check_kind, is_open
@@ -287,16 +289,23 @@ def settle(
     return yes, confidence
 
 
-def _may_answer(db: Session, study: Study, rater: User) -> None:
-    """Raise :class:`Conflict` if the study takes no answer from ``rater`` now."""
+def _may_answer(study: Study, member: Membership | None) -> None:
+    """Raise :class:`Conflict` if the study takes no answer from its rater ``member`` now."""
     why = is_open(study, utcnow())
     if why is not None:
         raise Conflict(f"{why}: the answer is not taken")
-    member = db.scalar(
-        select(Membership).where(Membership.study_id == study.id, Membership.user_id == rater.id)
-    )
     if member is None or member.deactivated_at is not None:
         raise Conflict("you no longer take part in this study: the answer is not taken")
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What :func:`record_answer` did, and to what (for the feedback that follows)."""
+
+    status: Submitted
+    assignment: Assignment
+    question: Question
+    study: Study
 
 
 def submit_answer(
@@ -327,57 +336,80 @@ def submit_answer(
             or the rater was deactivated.
         BadInput: A malformed field (see :func:`check_answer` and :func:`settle`).
     """
+    return record_answer(
+        db, rater, assignment_id, yes=yes, confidence=confidence, shown=shown,
+        elapsed_ms=elapsed_ms, probability=probability, rationale=rationale,
+    ).status  # fmt: skip
+
+
+def record_answer(
+    db: Session,
+    rater: User,
+    assignment_id: int,
+    *,
+    yes: bool | None,
+    confidence: int | None = None,
+    shown: str,
+    elapsed_ms: int | None = None,
+    probability: float | None = None,
+    rationale: str = "",
+) -> Receipt:
+    """:func:`submit_answer`, returning its :class:`Receipt` (one query loads it all)."""
     check_answer(yes, confidence, elapsed_ms, probability, rationale)
-    assignment, question = own_assignment(db, rater, assignment_id)
-    if answered(db, assignment):
-        return "duplicate"
+    row = db.execute(statements.answering(), {"assignment": assignment_id, "rater": rater.id})
+    found = row.first()
+    if found is None:
+        raise NotFound(f"assignment {assignment_id} is not yours or does not exist")
+    assignment, question, study, answer_id, member = found
+    if answer_id is not None:
+        return Receipt("duplicate", assignment, question, study)
     if assignment.skipped_at is not None:
         raise Conflict("you skipped this step: its answer is not taken")
-    study = get_study(db, question.study_id)
-    _may_answer(db, study, rater)
+    _may_answer(study, member)
     yes, confidence = settle(study, yes, confidence, probability)
     if shown != shown_sha256(question.payload):
         raise Conflict("the answer was given to a different text than this question shows")
-    answer = Answer(
-        assignment_id=assignment.id,
-        question_pk=question.id,
-        rater_id=rater.id,
-        yes=yes,
-        confidence=confidence,
-        probability=probability,
-        rationale=rationale,
-        elapsed_ms=elapsed_ms,
-        shown_sha256=shown,
-    )
+    answer = {
+        "assignment_id": assignment.id,
+        "question_pk": question.id,
+        "rater_id": rater.id,
+        "yes": yes,
+        "confidence": confidence,
+        "probability": probability,
+        "rationale": rationale,
+        "elapsed_ms": elapsed_ms,
+        "shown_sha256": shown,
+    }
     with write_gate(db):  # taken while this session holds its connection: no deadlock
         status = _record(db, rater, question, answer, question.kind == "work" and yes is not None)
-    if status is not None:
-        return status
-    if answered(db, assignment):  # a concurrent retry of this very answer took the slot
-        return "duplicate"
-    raise Conflict("this question has closed: it has all the answers it needs")
+    if status is None and answered(db, assignment):  # a concurrent retry of this very
+        status = "duplicate"  # answer took the slot
+    if status is None:
+        raise Conflict("this question has closed: it has all the answers it needs")
+    return Receipt(status, assignment, question, study)
 
 
 def _record(
-    db: Session, rater: User, question: Question, answer: Answer, slot: bool
+    db: Session, rater: User, question: Question, answer: dict[str, Any], slot: bool
 ) -> Submitted | None:
     """Take a slot (if ``slot``), store the answer and its audit entry, commit: all or nothing.
 
-    Returns None when no slot was left (the question has closed, perhaps by a
-    concurrent retry of this same answer).
+    ``answer`` holds the columns of the :class:`Answer` row. Returns None when no slot
+    was left (the question has closed, perhaps by a concurrent retry of this same answer).
     """
     if slot and not _take_slot(db, question):
         db.rollback()
         return None
-    db.add(answer)
-    audit(
-        db, rater, "answer", assignment_id=answer.assignment_id, question_id=question.question_id,
-        debate_id=question.debate_id, kind=question.kind, yes=answer.yes,
-        confidence=answer.confidence, probability=answer.probability,
-        rationale=answer.rationale, elapsed_ms=answer.elapsed_ms, shown=question.payload,
-        shown_sha256=answer.shown_sha256,
-    )  # fmt: skip
-    try:
+    detail = {
+        "assignment_id": answer["assignment_id"], "question_id": question.question_id,
+        "debate_id": question.debate_id, "kind": question.kind,
+        **{f: answer[f] for f in ("yes", "confidence", "probability", "rationale", "elapsed_ms")},
+        "shown": question.payload, "shown_sha256": answer["shown_sha256"],
+    }  # fmt: skip
+    try:  # two prebuilt inserts: no unit of work to flush on the busiest path
+        db.execute(statements.insert_answer(), answer)
+        db.execute(statements.insert_audit(), {"actor_id": rater.id, "action": "answer",
+                                               "detail": detail})  # fmt: skip
         db.commit()
     except IntegrityError:  # a concurrent retry of this very answer won: keep one
         db.rollback()
@@ -402,16 +434,6 @@ def _take_slot(db: Session, question: Question) -> bool:
     One statement: the right-hand sides of ``SET`` see the row as it was, so ``closed``
     becomes true exactly when this answer is the k-th.
     """
-    full = Question.n_answers + 1 >= Question.k
-    took = db.execute(
-        update(Question)
-        .where(Question.id == question.id, Question.n_answers < Question.k)
-        .values(
-            n_answers=Question.n_answers + 1,
-            closed=full,
-            closed_at=case((full, utcnow()), else_=Question.closed_at),
-        )
-        .execution_options(synchronize_session=False)
-    )
+    took = db.execute(statements.take_slot(), {"question": question.id, "now": utcnow()})
     db.expire(question, ["n_answers", "closed", "closed_at"])
     return bool(took.rowcount == 1)  # type: ignore[attr-defined]

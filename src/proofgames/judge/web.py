@@ -16,7 +16,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -80,10 +80,13 @@ def runtime(request: Request) -> Runtime:
     return value
 
 
-def get_db(request: Request) -> Iterator[Session]:
+async def get_db(request: Request) -> AsyncIterator[Session]:
     """A database session for one request (FastAPI dependency)."""
-    with runtime(request).sessions() as db:
+    db = runtime(request).sessions()
+    try:
         yield db
+    finally:
+        db.close()
 
 
 def session_id(request: Request) -> str | None:
