@@ -31,9 +31,9 @@ from .admin_users import audit_rows
 from .errors import NotFound
 from .models import Invitation, Membership, User
 from .paging import PageNumber, Pager
-from .web import Id, bearer_admin, get_db
+from .web import Id, JsonRoute, bearer_admin, get_db
 
-router = APIRouter(prefix="/api/v1")
+router = APIRouter(prefix="/api/v1", route_class=JsonRoute)
 Db = Annotated[Session, Depends(get_db)]
 
 

@@ -315,16 +315,17 @@ def write_gate(db: Session) -> AbstractContextManager[object]:
         return _GATES.setdefault(bind, threading.Lock())
 
 
-def commit_unsynced(db: Session) -> None:
-    """Commit without waiting for the disk: for what may be lost in a power cut.
+def unsynced(db: Session) -> None:
+    """Let this transaction commit without waiting for the disk: for what may be lost.
 
-    An assignment (a question handed to a rater) is such a write: if it is lost, the
-    question is handed out again. Answers are not: they are committed with
-    ``synchronous=FULL`` (SQLite) or the server's synchronous commit (PostgreSQL),
-    and on SQLite that durable commit also puts every earlier one on disk (the WAL is
-    written in order). A ``kill -9`` of the server loses neither kind; the operating
-    system has the data. SQLite: ``synchronous=NORMAL`` for this commit only;
-    PostgreSQL: ``SET LOCAL synchronous_commit TO OFF``.
+    Call it before the transaction's first write (SQLite changes its safety level only
+    outside a write transaction). An assignment (a question handed to a rater) is such a
+    write: if it is lost, the question is handed out again. Answers are not: they are
+    committed with ``synchronous=FULL`` (SQLite) or the server's synchronous commit
+    (PostgreSQL), and on SQLite that durable commit also puts every earlier one on disk
+    (the WAL is written in order). A ``kill -9`` of the server loses neither kind; the
+    operating system has the data. SQLite: ``synchronous=NORMAL`` until the pool takes
+    the connection back; PostgreSQL: ``SET LOCAL synchronous_commit TO OFF``.
     """
     bind = db.get_bind()
     name = bind.dialect.name if isinstance(bind, Engine) else ""
@@ -334,7 +335,6 @@ def commit_unsynced(db: Session) -> None:
         connection.connection.info[RELAXED] = True
     elif name == "postgresql":
         db.connection().exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
-    db.commit()
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 
 from . import statements
 from .accounts import audit, server_secret
-from .db import commit_unsynced, write_gate
+from .db import unsynced, write_gate
 from .design import CHECKED_KINDS, is_open
 from .errors import Conflict, NotFound
 from .models import Answer, Assignment, Membership, Question, Study, User, utcnow
@@ -217,10 +217,13 @@ def _take(
                 # while this statement waited for the row lock (SQLite: the gate held)
                 db.rollback()
                 continue
-            assignment = Assignment(question_pk=question.id, rater_id=rater.id)
-            db.add(assignment)
-            try:
-                commit_unsynced(db)  # a lost assignment is handed out again
+            unsynced(db)  # a lost assignment is handed out again
+            try:  # one INSERT ... RETURNING: no unit of work to flush
+                assignment = db.scalars(
+                    statements.insert_assignment(),
+                    {"question_pk": question.id, "rater_id": rater.id},
+                ).one()
+                db.commit()
             except IntegrityError:  # the same rater asked twice at once: the other won
                 db.rollback()
             else:

@@ -166,7 +166,7 @@ class Question(Base):
     __tablename__ = "questions"
     __table_args__ = (
         UniqueConstraint("study_id", "debate_id", "question_id"),
-        Index("ix_questions_study_kind", "study_id", "kind"),
+        Index("ix_questions_study_kind_closed", "study_id", "kind", "closed"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))

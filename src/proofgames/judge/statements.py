@@ -41,6 +41,7 @@ from sqlalchemy import (
     union_all,
     update,
 )
+from sqlalchemy.sql.dml import ReturningInsert
 
 from .models import (
     Answer,
@@ -242,6 +243,12 @@ def take_slot() -> Update:
         )
         .execution_options(synchronize_session=False)
     )
+
+
+@functools.cache
+def insert_assignment() -> ReturningInsert[Assignment]:
+    """Insert one :class:`~.models.Assignment` and return it (no unit of work to flush)."""
+    return insert(Assignment).returning(Assignment)
 
 
 @functools.cache

@@ -16,12 +16,14 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Path, Request, Response
+from fastapi.routing import APIRoute
 from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .accounts import session_user, token_user
@@ -74,6 +76,22 @@ class Runtime:
     keys: Keys
 
 
+T = TypeVar("T")
+
+
+class JsonRoute(APIRoute):
+    """A JSON API route whose reply (a dict) is encoded as it is.
+
+    FastAPI would otherwise make a response model of the ``dict[str, Any]`` annotation
+    and validate each reply against it, in a worker thread of its own for a ``def``
+    endpoint: one more thread hop a request, checking nothing.
+    """
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        kwargs["response_model"] = None
+        super().__init__(path, endpoint, **kwargs)
+
+
 def runtime(request: Request) -> Runtime:
     """The app's :class:`Runtime` (kept on ``app.state``)."""
     value: Runtime = request.app.state.runtime
@@ -81,12 +99,33 @@ def runtime(request: Request) -> Runtime:
 
 
 async def get_db(request: Request) -> AsyncIterator[Session]:
-    """A database session for one request (FastAPI dependency)."""
+    """A database session for one request (FastAPI dependency).
+
+    Opened and closed on the event loop, not in a worker thread: opening touches no
+    database, and closing a SQLite session only hands its connection back to the pool
+    (a PostgreSQL one rolls back over the network, so it closes in a thread).
+    """
     db = runtime(request).sessions()
     try:
         yield db
     finally:
-        db.close()
+        bind = db.get_bind()
+        if bind.dialect.name == "sqlite":
+            db.close()
+        else:
+            await run_in_threadpool(db.close)
+
+
+async def briefly(db: Session, read: Callable[..., T], *args: Any) -> T:
+    """Run ``read(*args)``, a short read of ``db``, for a request on the event loop.
+
+    On SQLite (a local file, read in microseconds, and never blocked by a writer in WAL
+    mode) it runs at once: a hop to a worker thread would cost more than the read. On
+    PostgreSQL (a network round trip) it runs in a worker thread.
+    """
+    if db.get_bind().dialect.name == "sqlite":
+        return read(*args)
+    return await run_in_threadpool(read, *args)
 
 
 def session_id(request: Request) -> str | None:
