@@ -8,8 +8,11 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
@@ -23,11 +26,14 @@ from .accounts import server_secret
 from .db import make_engine, migrate, session_factory
 from .errors import JudgeError, Unauthorized
 from .security import Keys
-from .web import Guard, Runtime, Settings
+from .web import SQLITE_THREADS, Guard, Runtime, Settings
 
 HERE = Path(__file__).resolve().parent
 
 __all__ = ["Settings", "build", "create_app"]
+
+DEFAULT_THREADS = 40
+"""Worker threads of a server on PostgreSQL (AnyIO's default: its waits are on the network)."""
 
 
 def _is_api(request: Request) -> bool:
@@ -73,7 +79,19 @@ def create_app(settings: Settings) -> FastAPI:
     sessions = session_factory(engine)
     with sessions() as db:
         keys = Keys(server_secret(db))
-    app = FastAPI(title="proofgames judge", docs_url=None, redoc_url=None, openapi_url=None)
+    threads = settings.worker_threads or (
+        SQLITE_THREADS if engine.dialect.name == "sqlite" else DEFAULT_THREADS
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        yield
+
+    app = FastAPI(
+        title="proofgames judge", docs_url=None, redoc_url=None, openapi_url=None,
+        lifespan=lifespan,
+    )  # fmt: skip
     app.state.runtime = Runtime(settings=settings, sessions=sessions, keys=keys)
     app.state.templates = Jinja2Templates(directory=HERE / "templates")
     app.state.engine = engine

@@ -41,6 +41,16 @@ CSP = (
 )
 
 
+SQLITE_THREADS = 4
+"""Worker threads of a server on SQLite (one writer at a time; the load benchmark).
+
+With AnyIO's default of 40, fifty raters kept forty threads runnable at once, passing
+the interpreter's lock among themselves: the server spent 6.53-6.60 ms of CPU an answer
+(p99 362-375 ms); with 4 threads, 6.15-6.28 ms (p99 288-293 ms). Two 12 s runs of each,
+alternated, one core (``benchmarks/bench_judge_load.py``'s set-up).
+"""
+
+
 @dataclass(frozen=True)
 class Settings:
     """How the judge server runs.
@@ -52,6 +62,8 @@ class Settings:
         max_body_bytes: The largest request body accepted (larger: 413).
         secure_cookies: Mark cookies ``Secure`` (serve over HTTPS when set).
         long_poll_s: The longest a ``wait=`` request for a question's answers is held.
+        worker_threads: How many worker threads run the blocking handlers at once
+            (None: :data:`SQLITE_THREADS` on SQLite, AnyIO's 40 on PostgreSQL).
     """
 
     database_url: str
@@ -60,6 +72,7 @@ class Settings:
     max_body_bytes: int = 256 * 1024
     secure_cookies: bool = False
     long_poll_s: float = 25.0
+    worker_threads: int | None = None
 
     @property
     def session_lifetime(self) -> dt.timedelta:
