@@ -183,11 +183,31 @@ def serve(url: str, port: int, floor: bool = False) -> subprocess.Popen[bytes]:
     raise SystemExit("the judge server did not start")
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of process ``pid`` so far (Linux ``/proc``; else None)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run(url: str, port: int, raters: int, seconds: float, floor: bool = False) -> dict[str, Any]:
-    """Serve ``url`` (the judge server, or the floor) and drive it; the measurements."""
+    """Serve ``url`` (the judge server, or the floor) and drive it; the measurements.
+
+    Besides throughput and latency: the CPU time the server and the clients spent per
+    acknowledged answer, which other load on the machine does not change.
+    """
     proc = serve(url, port, floor)
     try:
-        return asyncio.run(drive(f"http://127.0.0.1:{port}", raters, seconds, floor))
+        server0, client0 = cpu_seconds(proc.pid), time.process_time()
+        result = asyncio.run(drive(f"http://127.0.0.1:{port}", raters, seconds, floor))
+        server1, client1 = cpu_seconds(proc.pid), time.process_time()
+        n = max(result["answers"], 1)
+        if server0 is not None and server1 is not None:
+            result["server_cpu_ms_per_answer"] = round(1000 * (server1 - server0) / n, 2)
+        result["client_cpu_ms_per_answer"] = round(1000 * (client1 - client0) / n, 2)
+        return result
     finally:
         proc.terminate()
         proc.wait(10)
@@ -240,14 +260,16 @@ def markdown(r: dict[str, Any]) -> str:
     )
     lines = [
         "| server | raters | database | answers | answers/s | answer p50 | answer p95 "
-        "| answer p99 | cycle p95 |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| answer p99 | cycle p95 | server CPU an answer | clients' CPU an answer |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, m in rows:
         lines.append(
             f"| {name} | {c['raters']} | {c['database']} | {m['answers']:,} in {m['wall_s']} s "
             f"| {m['answers_per_s']} | {m['answer_ms']['p50']} ms | {m['answer_ms']['p95']} ms "
-            f"| {m['answer_ms']['p99']} ms | {m['cycle_ms']['p95']} ms |"
+            f"| {m['answer_ms']['p99']} ms | {m['cycle_ms']['p95']} ms "
+            f"| {m.get('server_cpu_ms_per_answer', '-')} ms "
+            f"| {m['client_cpu_ms_per_answer']} ms |"
         )
     tail = f"\nFloor / judge server throughput: {r['ratio_to_floor']}x. " if "floor" in r else "\n"
     tail += (
