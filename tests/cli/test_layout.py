@@ -41,6 +41,7 @@ JSON_COMMANDS = {
     "params optimize",
     "language generated",
     "language gsm8k",
+    "language compare",
 }
 
 #: Every ``proofgames pvg`` command that can print JSON (checked where PyTorch is).

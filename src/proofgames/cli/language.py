@@ -34,7 +34,9 @@ app = typer.Typer(
 
 Protocol = Annotated[
     str,
-    typer.Option(help="cross-examination, bisection, whole-transcript or consultancy."),
+    typer.Option(
+        help="cross-examination, bisection, whole-transcript, consultancy or judge-alone."
+    ),
 ]
 MaxCalls = Annotated[
     int | None,
@@ -370,3 +372,57 @@ def report(
     ):
         build_report(out, gsm8k, n=n, seed=seed, figure1_n=figure1_n)
     console.print(f"wrote {out}/results.json, tables.md and figures")
+
+
+@app.command("compare")
+def compare(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="GSM8K problems or model solutions (as for 'language gsm8k'); omit for the "
+            "demo problems; with --steps, the generated task instead.",
+            show_default=False,
+        ),
+    ] = None,
+    steps: Annotated[
+        int | None, typer.Option(help="Debate the generated task of this many steps instead.")
+    ] = None,
+    n: Annotated[int, typer.Option(help="Problems (GSM8K: questions read; each twice).")] = 20,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(help="A judge (repeat for several). Default: calculator and scripted:0.1."),
+    ] = None,
+    protocol: Annotated[
+        list[str] | None, typer.Option(help="A protocol (repeat for several). Default: all five.")
+    ] = None,
+    seed: Seed = 0,
+    json: JsonOption = False,
+) -> None:
+    """Every protocol against its baselines, with the same judges, on the same problems.
+
+    Cross-examination, bisection, the judge reading the whole transcript, consultancy
+    and the judge alone on the final answer: completeness, soundness error and accuracy
+    with 95% Wilson intervals, and judge calls, tokens and dollars per (protocol, judge).
+    With --json: every cell and every debate, as one JSON object.
+    """
+    import asyncio
+
+    from ..language.compare import DEFAULT_JUDGES, cells, compare_generated, compare_gsm8k, table
+    from ..language.experiments import PROTOCOLS, check_problems
+    from ..reporting.json import dumps
+
+    judges, protocols = tuple(judge or DEFAULT_JUDGES), tuple(protocol or PROTOCOLS)
+    with one_line_errors():
+        check_problems(n, "--n")
+        if steps is not None and path is not None:
+            fail("give a GSM8K PATH or --steps (the generated task), not both")
+        if steps is None:
+            run = compare_gsm8k(path, limit=n, seed=seed, judges=judges, protocols=protocols)
+        else:
+            run = compare_generated(steps, n, seed=seed, judges=judges, protocols=protocols)
+        rows = asyncio.run(run)
+    summaries = cells(rows)
+    if json:
+        console.print_json(dumps({"cells": summaries, "debates": rows}))
+    else:
+        typer.echo(table(summaries), nl=False)

@@ -43,10 +43,17 @@ from .costs import DebateCosts, JudgeBudget, JudgeLedger
 from .figure1 import Figure1Check, liar_announcement
 from .generated import generate_chain
 from .gsm8k import load_gsm8k
-from .protocols import DEFAULT_TIMEOUT, bisection, consultancy, cross_examination, whole_transcript
+from .protocols import (
+    DEFAULT_TIMEOUT,
+    bisection,
+    consultancy,
+    cross_examination,
+    judge_alone,
+    whole_transcript,
+)
 from .provers import CheckerB, ScriptedA
 
-PROTOCOLS = ("cross-examination", "bisection", "whole-transcript", "consultancy")
+PROTOCOLS = ("cross-examination", "bisection", "whole-transcript", "consultancy", "judge-alone")
 Row = dict[str, Any]
 
 
@@ -69,6 +76,8 @@ async def play(
         return await whole_transcript(task, a, ledger, seed=seed, timeout=t)
     if protocol == "consultancy":
         return await consultancy(task, a, ledger, seed=seed, timeout=t)
+    if protocol == "judge-alone":
+        return await judge_alone(task, a, ledger, seed=seed, timeout=t)
     raise ProtocolError(f"unknown protocol {protocol!r}: use one of {', '.join(PROTOCOLS)}")
 
 

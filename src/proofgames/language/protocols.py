@@ -13,6 +13,8 @@ Rules (a task, A's step transcript, a judge that stands for the oracle):
   restates the step at its middle and B says which half holds the error; the judge
   checks the one step left.
 * :func:`whole_transcript` -- the no-debate baseline: the judge reads everything.
+* :func:`judge_alone` -- the weakest baseline: the judge sees the task and A's final
+  answer, and no argument (A still writes its transcript; V reads only its answer).
 * :func:`consultancy` -- one prover: V spot-checks ``checks`` steps drawn from the seed.
 
 Every call into a prover goes through the core driver
@@ -252,6 +254,31 @@ async def whole_transcript(
         raise g.stopped(exc) from None
     g.details["disputed_step"] = None
     return g.end(int(ok), f"the judge {'accepted' if ok else 'rejected'} the whole transcript")
+
+
+async def judge_alone(
+    task: str, a: object, ledger: JudgeLedger, *, timeout: float | None = DEFAULT_TIMEOUT,
+    seed: int | None = 0,
+) -> Outcome:  # fmt: skip
+    """The baseline without an argument: the judge sees the task and A's final answer.
+
+    A judge that checks only the arithmetic written in a step (the calculator, and the
+    scripted judges built on it) finds nothing to check in a bare answer and accepts it:
+    its soundness error here is 1, which is the point of the baseline.
+
+    Raises:
+        DebateStopped: the judge or a model failed, or the budget is spent.
+    """
+    g = _Game("judge-alone", task, a, None, ledger, seed, timeout)
+    try:
+        transcript = await g.commit()
+        ok = await g.verdict(transcript.answer_question(), len(transcript) - 1)
+    except Forfeit:
+        return g.lost()
+    except (BudgetExhausted, OracleError) as exc:
+        raise g.stopped(exc) from None
+    g.details["disputed_step"] = None
+    return g.end(int(ok), f"the judge {'accepted' if ok else 'rejected'} the final answer alone")
 
 
 async def consultancy(

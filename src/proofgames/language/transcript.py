@@ -38,6 +38,7 @@ from ..errors import TranscriptFormatError
 from ..judges.interface import DEFAULT_PROMPT, MAX_TEXT_CHARS, StepQuestion
 from ..judges.interface import unreadable_character as hidden_character
 from ..judges.text import (
+    ANSWER_PROMPT,
     MAX_DIGITS,
     NUMBER,
     WHOLE_PROMPT,
@@ -51,10 +52,10 @@ from ..judges.text import (
 )
 
 __all__ = [
-    "MAX_DIGITS", "MAX_STEPS", "NUMBER", "WHOLE_PROMPT", "ArgumentStep", "StepTranscript",
-    "TranscriptFormatError", "as_number", "count_tokens", "hidden_character", "numbers_in",
-    "question_tokens", "read_number", "relevant_parts", "same_value", "split_sentences",
-    "whole_layout",
+    "ANSWER_PROMPT", "MAX_DIGITS", "MAX_STEPS", "NUMBER", "WHOLE_PROMPT", "ArgumentStep",
+    "StepTranscript", "TranscriptFormatError", "as_number", "count_tokens", "hidden_character",
+    "numbers_in", "question_tokens", "read_number", "relevant_parts", "same_value",
+    "split_sentences", "whole_layout",
 ]  # fmt: skip
 
 MAX_STEPS = 5_000
@@ -163,6 +164,20 @@ class StepTranscript:
             step=f"Final answer: {self.answer}",
             prompt=prompt,
         )
+
+    def answer_question(self) -> StepQuestion:
+        """The judge-alone baseline: the task and the final answer, and no argument.
+
+        A task longer than one question field allows is sent in chunks as premises.
+        """
+        task = " ".join(self.task)
+        chunks: tuple[str, ...] = ()
+        if len(task) > MAX_TEXT_CHARS:
+            chunks, task = tuple(_chunks(self.task)), ""
+        return StepQuestion(
+            task=task, premises=chunks, step=f"The final answer is {self.answer}.",
+            prompt=ANSWER_PROMPT,
+        )  # fmt: skip
 
     def answer_supported(self) -> bool:
         """True when the final answer is the last step's claimed result (V checks it)."""

@@ -1,0 +1,126 @@
+"""Protocols against their baselines, in one run, on the same problems and judges.
+
+Every protocol of :data:`~.experiments.PROTOCOLS` (cross-examination, bisection, the
+judge reading the whole transcript, consultancy and the judge alone on the final answer)
+is played with every judge named, on the same problems, provers and seeds: the
+comparison is paired, so a difference between two rows is the protocols', not the
+draw's. Each (protocol, judge) cell reports
+
+* **completeness** (P[accept | A's answer is right]), **soundness error** (P[accept |
+  A's answer is wrong]) and **accuracy** (P[verdict right]), each with its 95% Wilson
+  interval, over the debates that finished (measured; the intervals are exact-coverage
+  approximations, not bounds);
+* the mean **judge calls**, **judge input tokens** and **prover tokens** a debate, and
+  the total **dollars** (``None`` when no judge or prover reported a price).
+
+Example:
+    >>> import asyncio
+    >>> rows = asyncio.run(compare_generated(12, 3, seed=0, judges=("calculator",),
+    ...                                      protocols=("bisection", "judge-alone")))
+    >>> [(c["protocol"], c["soundness_error"]) for c in cells(rows)]
+    [('bisection', 0.0), ('judge-alone', 1.0)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ProtocolError
+from ..reporting.tables import markdown_table
+from .costs import JudgeBudget
+from .experiments import PROTOCOLS, Row, generated_games, gsm8k_games, summarize
+
+__all__ = ["cells", "compare_generated", "compare_gsm8k", "table"]
+
+DEFAULT_JUDGES = ("calculator", "scripted:0.1")
+"""The judges a comparison uses unless told: exact on arithmetic, and one that errs."""
+
+
+def _checked(protocols: Sequence[str], judges: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The protocols and judges, each known and named once (else :class:`ProtocolError`)."""
+    unknown = [p for p in protocols if p not in PROTOCOLS]
+    if unknown:
+        raise ProtocolError(f"unknown protocol {unknown[0]!r}: use one of {', '.join(PROTOCOLS)}")
+    for name, values in (("protocol", protocols), ("judge", judges)):
+        if not values:
+            raise ProtocolError(f"a comparison needs at least one {name}")
+        if len(set(values)) != len(values):
+            raise ProtocolError(f"each {name} once: {', '.join(values)}")
+    return list(protocols), list(judges)
+
+
+async def compare_generated(
+    steps: int, n: int, *, seed: int, judges: Sequence[str] = DEFAULT_JUDGES,
+    protocols: Sequence[str] = PROTOCOLS, budget: JudgeBudget | None = None,
+) -> list[Row]:  # fmt: skip
+    """Every protocol with every judge on the same ``n`` generated problems (each twice).
+
+    Rows are those of :func:`~.experiments.generated_games`, tagged with ``protocol`` and
+    ``judge``. A ``budget`` applies to each (protocol, judge) run on its own.
+    """
+    rows: list[Row] = []
+    for protocol in _checked(protocols, judges)[0]:
+        for judge in judges:
+            played = await generated_games(steps, n, seed=seed, protocol=protocol, judge=judge,
+                                           budget=budget)  # fmt: skip
+            rows += [{"protocol": protocol, "judge": judge, **r} for r in played]
+    return rows
+
+
+async def compare_gsm8k(
+    path: str | Path | None, *, limit: int, seed: int = 0, judges: Sequence[str] = DEFAULT_JUDGES,
+    protocols: Sequence[str] = PROTOCOLS, budget: JudgeBudget | None = None,
+) -> list[Row]:  # fmt: skip
+    """Every protocol with every judge on the same GSM8K solutions (see ``gsm8k_games``)."""
+    rows: list[Row] = []
+    for protocol in _checked(protocols, judges)[0]:
+        for judge in judges:
+            played = await gsm8k_games(path, limit=limit, protocol=protocol, judge=judge,
+                                       seed=seed, budget=budget)  # fmt: skip
+            rows += [{"protocol": protocol, "judge": judge, **r} for r in played]
+    return rows
+
+
+def cells(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """One summary per (protocol, judge), in the order the rows came.
+
+    Each is :func:`~.experiments.summarize` of its rows, with ``protocol``, ``judge`` and
+    ``cost_usd`` (the total; ``None`` when no debate reported a price).
+    """
+    keys = list(dict.fromkeys((r["protocol"], r["judge"]) for r in rows))
+    out = []
+    for protocol, judge in keys:
+        mine = [r for r in rows if (r["protocol"], r["judge"]) == (protocol, judge)]
+        prices = [r["cost_usd"] for r in mine if r["cost_usd"] is not None]
+        out.append({"protocol": protocol, "judge": judge, **summarize(mine),
+                    "cost_usd": sum(prices) if prices else None})  # fmt: skip
+    return out
+
+
+def _rate(value: float, ci: Sequence[float]) -> str:
+    if value != value:  # NaN: no debate of that kind finished
+        return "-"
+    return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _cells(c: dict[str, Any]) -> list[object]:
+    """One table row: a (protocol, judge) summary, formatted."""
+    dollars = "-" if c["cost_usd"] is None else f"{c['cost_usd']:.4f}"
+    return [
+        c["protocol"], c["judge"], c["debates"],
+        _rate(c["completeness"], c["completeness_ci"]),
+        _rate(c["soundness_error"], c["soundness_error_ci"]),
+        _rate(c["accuracy"], c["accuracy_ci"]),
+        f"{c['judge_calls']:.2f}", f"{c['judge_input_tokens']:.0f}",
+        f"{c['prover_tokens']:.0f}", dollars, c["stopped"],
+    ]  # fmt: skip
+
+
+def table(summaries: Sequence[dict[str, Any]]) -> str:
+    """The comparison as a Markdown table (rates with their 95% Wilson intervals)."""
+    headers = ["protocol", "judge", "debates", "completeness", "soundness error", "accuracy",
+               "judge calls", "judge tokens", "prover tokens", "dollars", "stopped"]  # fmt: skip
+    return markdown_table(headers, [_cells(c) for c in summaries],
+                          align=[None, None] + ["right"] * 9)  # fmt: skip

@@ -1,0 +1,106 @@
+"""Protocols against their baselines in one run (``proofgames language compare``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from proofgames.cli import app
+from proofgames.errors import ProtocolError
+from proofgames.language.compare import cells, compare_generated, compare_gsm8k, table
+from proofgames.language.experiments import PROTOCOLS, summarize
+
+
+@pytest.fixture(scope="module")
+def generated_rows():
+    return asyncio.run(compare_generated(12, 6, seed=3, judges=("calculator", "scripted:0.2")))
+
+
+def test_every_protocol_meets_every_judge_on_the_same_problems(generated_rows):
+    by_cell: dict[tuple[str, str], list[tuple[int, bool]]] = {}
+    for r in generated_rows:
+        by_cell.setdefault((r["protocol"], r["judge"]), []).append((r["item"], r["truth"]))
+    assert sorted(by_cell) == sorted(
+        (p, j) for p in PROTOCOLS for j in ("calculator", "scripted:0.2")
+    )
+    first = next(iter(by_cell.values()))
+    assert all(debated == first for debated in by_cell.values())  # paired: same problems
+    assert len(first) == 12  # 6 problems, each debated twice
+
+
+def test_the_judge_alone_cannot_check_a_bare_answer_but_debate_can(generated_rows):
+    summary = {(c["protocol"], c["judge"]): c for c in cells(generated_rows)}
+    alone, bisection = summary[("judge-alone", "calculator")], summary[("bisection", "calculator")]
+    assert (alone["completeness"], alone["soundness_error"]) == (1.0, 1.0)
+    assert (bisection["completeness"], bisection["soundness_error"]) == (1.0, 0.0)
+    assert alone["judge_calls"] == bisection["judge_calls"] == 1.0
+
+
+def test_a_cell_is_the_summary_of_its_own_debates(generated_rows):
+    for c in cells(generated_rows):
+        mine = [
+            r for r in generated_rows if (r["protocol"], r["judge"]) == (c["protocol"], c["judge"])
+        ]
+        expected = summarize(mine)
+        assert {k: c[k] for k in expected} == expected
+        assert c["cost_usd"] is None  # no judge here reports a price
+
+
+def test_the_table_has_one_line_per_cell_with_intervals(generated_rows):
+    summaries = cells(generated_rows)
+    lines = table(summaries).splitlines()
+    assert len(lines) == 2 + len(summaries)
+    assert (
+        "| judge-alone | calculator | 12 | 1.000 [0.610, 1.000] | 1.000 [0.610, 1.000] |"
+        in table(summaries)
+    )
+
+
+def test_gsm8k_demo_problems_compare_too():
+    rows = asyncio.run(compare_gsm8k(None, limit=3, judges=("calculator",),
+                                     protocols=("cross-examination", "judge-alone")))  # fmt: skip
+    summary = {c["protocol"]: c for c in cells(rows)}
+    assert summary["cross-examination"]["soundness_error"] == 0.0
+    assert summary["judge-alone"]["soundness_error"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "protocols, judges, words",
+    [
+        (("bisection", "telepathy"), ("calculator",), "unknown protocol 'telepathy'"),
+        (("bisection",), ("calculator", "calculator"), "each judge once"),
+        ((), ("calculator",), "at least one protocol"),
+    ],
+)
+def test_a_bad_grid_is_refused_before_any_debate(protocols, judges, words):
+    with pytest.raises(ProtocolError, match=words):
+        asyncio.run(compare_generated(10, 1, seed=0, judges=judges, protocols=protocols))
+
+
+def test_the_command_prints_the_table_or_json():
+    runner = CliRunner()
+    r = runner.invoke(app, ["language", "compare", "--steps", "10", "--n", "2",
+                            "--judge", "calculator", "--protocol", "judge-alone"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[2].startswith("| judge-alone | calculator | 4 |")
+    r = runner.invoke(app, ["language", "compare", "--n", "2", "--json", "--judge", "calculator"])
+    data = json.loads(r.output)
+    assert [c["protocol"] for c in data["cells"]] == list(PROTOCOLS)
+    assert len(data["debates"]) == len(PROTOCOLS) * 4
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--n", "0"], "--n must be an int"),
+        (["--judge", "nope"], "unknown judge 'nope'"),
+        (["--steps", "10", "demo.jsonl"], "not both"),
+    ],
+)
+def test_the_command_refuses_bad_input_in_one_line(args, words):
+    r = CliRunner().invoke(app, ["language", "compare", *args])
+    assert r.exit_code == 2
+    assert words in r.output and "Traceback" not in r.output
