@@ -1,0 +1,196 @@
+"""Debater strength: best-of-N provers, and Elo ratings fitted to a cross-play record.
+
+Khan et al. (2024) measure how judge accuracy moves as debaters get stronger; two tools
+make a debater stronger or rate it:
+
+* :class:`BestOfN` -- an A that writes ``N`` candidate transcripts (from ``N`` provers,
+  e.g. ``N`` samples of a model) and commits to the one a scorer likes best: a
+  **preference judge** (:func:`preference`: the judge's P[yes] on the whole transcript)
+  or **the opponent's score** (:func:`opponent`: the judge's P[yes] on the step the
+  opponent would dispute). Independent copies answer from the chosen candidate; the
+  tokens (and money) of all ``N`` candidates are reported.
+* :func:`elo` -- ratings on the Elo scale fitted to games by maximum likelihood under
+  the Bradley-Terry model, P[i beats j] = 1 / (1 + 10^((R_j - R_i) / 400)), a draw
+  counting half a win to each. The ratings are anchored at a mean of 1000; a tiny ridge
+  (``ridge``, on the rating differences from the mean, in Elo units squared) keeps a
+  player who won or lost every game finite. Standard errors come from the inverse
+  Fisher information at the fit (an approximation, not a bound).
+
+Example:
+    >>> games = [("a", "b", 1.0)] * 76 + [("a", "b", 0.0)] * 24
+    >>> r = elo(games)
+    >>> round(r["a"].rating - r["b"].rating)  # 10^(200/400) = 3.16 = 76/24
+    200
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ProtocolError
+from ..judges.interface import StepJudge
+from ..protocols._outcome import ProverReply
+from ..wire import Malformed
+from ._moves import as_index, as_transcript
+from .transcript import StepTranscript
+
+__all__ = ["BestOfN", "Rating", "elo", "opponent", "preference"]
+
+Scorer = Callable[[str, StepTranscript], Awaitable[float]]
+"""``async (task, transcript) -> score``: higher is preferred."""
+
+SCALE = 400.0 / math.log(10.0)
+"""Elo points per unit of the Bradley-Terry log-strength."""
+
+
+def preference(judge: StepJudge) -> Scorer:
+    """Score a candidate by ``judge``'s P[yes] on the whole transcript (a preference judge)."""
+
+    async def score(task: str, transcript: StepTranscript) -> float:
+        return float((await judge.judge(transcript.whole_question())).p_yes)
+
+    return score
+
+
+def opponent(b: Any, judge: StepJudge) -> Scorer:
+    """Score a candidate by its chance against ``b``: the judge on the step ``b`` disputes.
+
+    ``judge``'s P[yes] on that step; 1 when ``b`` concedes, 0 when ``b`` names no step.
+    """
+
+    async def score(task: str, transcript: StepTranscript) -> float:
+        raw = await b.dispute(task, transcript.copy())
+        try:
+            t = as_index(raw, len(transcript))
+        except Malformed:
+            return 0.0
+        if t is None:
+            return 1.0
+        return float((await judge.judge(transcript.question(t))).p_yes)
+
+    return score
+
+
+class BestOfN:
+    """A who commits to the best of ``N`` candidates' transcripts under ``score``.
+
+    A candidate whose transcript cannot be read is never chosen; ties go to the first.
+
+    Args:
+        candidates: The ``N`` provers A (each with ``transcript`` and ``step``).
+        score: How a candidate is preferred (:func:`preference` or :func:`opponent`).
+        name: Name recorded in outcomes.
+    """
+
+    def __init__(self, candidates: Sequence[Any], score: Scorer, name: str = "") -> None:
+        if not candidates:
+            raise ProtocolError("best-of-N needs at least one candidate")
+        self.candidates, self.score = list(candidates), score
+        self.name = name or f"best-of-{len(self.candidates)}"
+        self.chosen: int | None = None
+        self.scores: list[float] = []
+
+    async def transcript(self, task: str) -> object:
+        """Every candidate's transcript, scored; the best one, with all their costs."""
+        best, spent = None, [0, 0, 0.0, False]  # input, output tokens, dollars, priced
+        self.scores = []
+        for i, candidate in enumerate(self.candidates):
+            raw = await candidate.transcript(task)
+            if isinstance(raw, ProverReply):
+                spent[0] += raw.input_tokens
+                spent[1] += raw.output_tokens
+                if raw.cost_usd is not None:
+                    spent[2], spent[3] = float(spent[2]) + float(raw.cost_usd), True
+                raw = raw.value
+            try:
+                t = as_transcript(raw, task)
+            except Malformed:
+                self.scores.append(-math.inf)
+                continue
+            self.scores.append(await self.score(task, t))
+            if best is None or self.scores[-1] > self.scores[best[0]]:
+                best = (i, raw)
+        if best is None:
+            raise ProtocolError(f"none of the {len(self.candidates)} candidates wrote a transcript")
+        self.chosen = best[0]
+        cost = float(spent[2]) if spent[3] else None
+        return ProverReply(best[1], int(spent[0]), int(spent[1]), cost)
+
+    async def step(self, task: str, t: int) -> object:
+        """An independent copy: the chosen candidate's step ``t``."""
+        if self.chosen is None:
+            await self.transcript(task)
+        return await self.candidates[self.chosen or 0].step(task, t)
+
+
+@dataclass(frozen=True)
+class Rating:
+    """A player's fitted Elo rating, its standard error, and its record."""
+
+    rating: float
+    se: float
+    games: int
+    score: float
+
+
+def elo(games: Sequence[tuple[str, str, float]], ridge: float = 1e-6) -> dict[str, Rating]:
+    """Elo ratings fitted to ``games`` (player, opponent, the player's score 1, 0.5 or 0).
+
+    Raises:
+        ProtocolError: no games, a score outside [0, 1], or a player meeting itself.
+    """
+    if not games:
+        raise ProtocolError("Elo ratings need at least one game")
+    names = sorted({p for g in games for p in g[:2]})
+    index = {n: k for k, n in enumerate(names)}
+    i = np.array([index[g[0]] for g in games])
+    j = np.array([index[g[1]] for g in games])
+    s = np.array([g[2] for g in games], dtype=float)
+    if np.any(i == j) or not np.all((s >= 0) & (s <= 1)):
+        raise ProtocolError("each game needs two players and a score in [0, 1]")
+    theta = _fit(i, j, s, len(names), ridge * (1.0 / SCALE) ** 2)
+    se = _standard_errors(i, j, theta, len(names))
+    ratings = 1000.0 + SCALE * (theta - theta.mean())
+    out = {}
+    for n, k in index.items():
+        mine = (i == k) | (j == k)
+        won = float(np.sum(s[i == k]) + np.sum(1 - s[j == k]))
+        out[n] = Rating(float(ratings[k]), float(SCALE * se[k]), int(mine.sum()), won)
+    return out
+
+
+def _fit(i: np.ndarray, j: np.ndarray, s: np.ndarray, n: int, ridge: float) -> np.ndarray:
+    """Bradley-Terry log-strengths by Newton's method on the (concave) log-likelihood."""
+    theta = np.zeros(n)
+    for _ in range(200):
+        p = 1.0 / (1.0 + np.exp(theta[j] - theta[i]))
+        grad = np.bincount(i, s - p, n) - np.bincount(j, s - p, n) - ridge * theta
+        w = p * (1 - p)
+        hess = np.diag(np.bincount(i, w, n) + np.bincount(j, w, n) + ridge)
+        np.add.at(hess, (i, j), -w)
+        np.add.at(hess, (j, i), -w)
+        step = np.linalg.lstsq(hess, grad, rcond=None)[0]
+        theta += step
+        if np.max(np.abs(step)) < 1e-12:
+            break
+    centred: np.ndarray = theta - theta.mean()
+    return centred
+
+
+def _standard_errors(i: np.ndarray, j: np.ndarray, theta: np.ndarray, n: int) -> np.ndarray:
+    """Standard errors of the centred log-strengths (pseudo-inverse of the information)."""
+    p = 1.0 / (1.0 + np.exp(theta[j] - theta[i]))
+    w = p * (1 - p)
+    info = np.diag(np.bincount(i, w, n) + np.bincount(j, w, n))
+    np.add.at(info, (i, j), -w)
+    np.add.at(info, (j, i), -w)
+    full = np.zeros((n, n))  # the last player fixed (the likelihood sees only differences),
+    full[:-1, :-1] = np.linalg.pinv(info[:-1, :-1])  # then moved to the centred ratings
+    centre = np.eye(n) - 1.0 / n
+    se: np.ndarray = np.sqrt(np.clip(np.diag(centre @ full @ centre.T), 0, None))
+    return se

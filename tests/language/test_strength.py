@@ -1,0 +1,113 @@
+"""Debater strength: best-of-N provers and Elo ratings fitted to a cross-play record."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import numpy as np
+import pytest
+
+from proofgames.errors import ProtocolError
+from proofgames.judges import CalculatorJudge
+from proofgames.language.costs import JudgeLedger
+from proofgames.language.generated import generate_chain
+from proofgames.language.protocols import cross_examination
+from proofgames.language.provers import ProverReply, ReferenceB, ScriptedA
+from proofgames.language.strength import BestOfN, elo, opponent, preference
+
+TRUE_RATINGS = {"weak": 700.0, "fair": 1000.0, "good": 1100.0, "strong": 1200.0}  # mean 1000
+
+
+def expected(r_i: float, r_j: float) -> float:
+    return 1.0 / (1.0 + 10 ** ((r_j - r_i) / 400))
+
+
+def test_elo_recovers_known_ratings_from_their_expected_scores():
+    games = [
+        (a, b, expected(TRUE_RATINGS[a], TRUE_RATINGS[b]))
+        for a, b in itertools.combinations(TRUE_RATINGS, 2)
+        for _ in range(10)
+    ]
+    fitted = elo(games)
+    for name, rating in TRUE_RATINGS.items():
+        assert fitted[name].rating == pytest.approx(rating, abs=1e-3)
+
+
+def test_elo_on_a_sampled_tournament_lands_within_its_standard_errors():
+    rng = np.random.default_rng(np.random.SeedSequence(37))
+    games = []
+    for a, b in itertools.permutations(TRUE_RATINGS, 2):
+        wins = rng.random(200) < expected(TRUE_RATINGS[a], TRUE_RATINGS[b])
+        games += [(a, b, float(w)) for w in wins]
+    fitted = elo(games)
+    for name, rating in TRUE_RATINGS.items():
+        assert abs(fitted[name].rating - rating) < 3 * fitted[name].se, (name, fitted[name])
+        assert 5 < fitted[name].se < 60 and fitted[name].games == 1200
+    assert sum(f.score for f in fitted.values()) == len(games)  # every game scores 1 in all
+
+
+def test_a_player_who_won_every_game_is_rated_highest_and_finite():
+    fitted = elo([("a", "b", 1.0)] * 5 + [("b", "c", 0.5)] * 4)
+    assert fitted["a"].rating > fitted["b"].rating == pytest.approx(fitted["c"].rating)
+    assert np.isfinite(fitted["a"].rating)
+
+
+@pytest.mark.parametrize(
+    "games, words",
+    [([], "at least one game"), ([("a", "a", 1.0)], "two players"), ([("a", "b", 2.0)], "[0, 1]")],
+)
+def test_elo_refuses_games_it_cannot_rate(games, words):
+    with pytest.raises(ProtocolError, match=words.replace("[", r"\[").replace("]", r"\]")):
+        elo(games)
+
+
+class Spending(ScriptedA):
+    """A candidate that reports what writing its transcript cost."""
+
+    async def transcript(self, task: str) -> object:
+        return ProverReply(self._t, input_tokens=10, output_tokens=100, cost_usd=0.5)
+
+
+def candidates():
+    item = generate_chain(12, seed=5, error_at=4)
+    liars = [Spending(generate_chain(12, seed=5, error_at=k).dishonest) for k in (2, 7)]
+    return item, [liars[0], Spending(item.reference), liars[1]]
+
+
+@pytest.mark.parametrize("make_score", ["preference", "opponent"])
+def test_best_of_n_commits_to_the_candidate_its_scorer_prefers(make_score):
+    item, pool = candidates()
+    judge = CalculatorJudge()
+    score = (
+        preference(judge)
+        if make_score == "preference"
+        else opponent(ReferenceB(item.reference), judge)
+    )
+    a = BestOfN(pool, score)
+    reply = asyncio.run(a.transcript(item.task_text))
+    assert a.chosen == 1 and a.scores == [0.0, 1.0, 0.0]  # the honest one survives checking
+    assert (reply.input_tokens, reply.output_tokens, reply.cost_usd) == (30, 300, 1.5)
+    out = asyncio.run(cross_examination(item.task_text, a, ReferenceB(item.reference),
+                                        JudgeLedger(judge)))  # fmt: skip
+    assert (out.verdict, out.forfeit) == (1, None)  # its copies restate the chosen one
+    assert out.costs.prover_output_tokens == 300
+
+
+def test_best_of_n_skips_a_candidate_that_writes_no_transcript():
+    item, pool = candidates()
+
+    class Garbled(ScriptedA):
+        async def transcript(self, task: str) -> object:
+            return "not a transcript"
+
+    async def first_wins(task, transcript):
+        return 0.0
+
+    a = BestOfN([Garbled(item.reference), pool[0]], first_wins)
+    asyncio.run(a.transcript(item.task_text))
+    assert a.chosen == 1 and a.scores[0] == float("-inf")
+    with pytest.raises(ProtocolError, match="none of the 1 candidates"):
+        asyncio.run(BestOfN([Garbled(item.reference)], first_wins).transcript(item.task_text))
+    with pytest.raises(ProtocolError, match="at least one candidate"):
+        BestOfN([], first_wins)
