@@ -395,6 +395,13 @@ def compare(
     protocol: Annotated[
         list[str] | None, typer.Option(help="A protocol (repeat for several). Default: all five.")
     ] = None,
+    controls: Annotated[
+        bool,
+        typer.Option(
+            help="Also ask each model judge the negated question (flip:) and with its "
+            "inputs reversed (swap:); report each judge's bias."
+        ),
+    ] = False,
     seed: Seed = 0,
     json: JsonOption = False,
 ) -> None:
@@ -407,11 +414,21 @@ def compare(
     """
     import asyncio
 
-    from ..language.compare import DEFAULT_JUDGES, cells, compare_generated, compare_gsm8k, table
+    from ..language.compare import (
+        DEFAULT_JUDGES,
+        biases,
+        cells,
+        compare_generated,
+        compare_gsm8k,
+        table,
+        with_controls,
+    )
     from ..language.experiments import PROTOCOLS, check_problems
     from ..reporting.json import dumps
 
     judges, protocols = tuple(judge or DEFAULT_JUDGES), tuple(protocol or PROTOCOLS)
+    if controls:
+        judges = tuple(with_controls(judges))
     with one_line_errors():
         check_problems(n, "--n")
         if steps is not None and path is not None:
@@ -421,8 +438,14 @@ def compare(
         else:
             run = compare_generated(steps, n, seed=seed, judges=judges, protocols=protocols)
         rows = asyncio.run(run)
-    summaries = cells(rows)
+    summaries, bias = cells(rows), biases(rows)
     if json:
-        console.print_json(dumps({"cells": summaries, "debates": rows}))
-    else:
-        typer.echo(table(summaries), nl=False)
+        console.print_json(dumps({"cells": summaries, "biases": bias, "debates": rows}))
+        return
+    typer.echo(table(summaries), nl=False)
+    for b in bias:
+        typer.echo(
+            f"{b['judge']} under {b['control']} ({b['protocol']}): mean P[yes] "
+            f"{b['p_yes']:.3f} plain, {b['p_yes_controlled']:.3f} controlled: bias "
+            f"{b['bias']:+.3f} (measured)"
+        )

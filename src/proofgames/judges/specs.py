@@ -9,6 +9,8 @@ spec                       judge
                            answers, each step wrong with probability E (seeded)
 ``model`` / ``model:NAME`` :class:`~.model.ModelJudge`: the Inspect model in role ``judge``,
                            or the model NAME (loaded before any debate; ``language`` extra)
+``flip:SPEC``              the judge SPEC asked the negated question (:mod:`.controls`)
+``swap:SPEC``              the judge SPEC shown a step's premises in reverse order
 =========================  =================================================================
 
 A person judges through the judge server (:class:`~.human.HumanJudge`, built with the
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 from ..errors import OracleError, ProtocolError
 from .calculator import CalculatorJudge
+from .controls import CONTROLS, controlled
 from .interface import StepJudge
 from .scripted import ScriptedJudge
 
@@ -55,6 +58,9 @@ def make_judge(spec: str, seed: int) -> StepJudge:
         >>> make_judge("scripted:0.1", seed=0).error_rate
         0.1
     """
+    control, _, inner = spec.partition(":")
+    if control in CONTROLS:  # flip:SPEC, swap:SPEC (a model or a person only)
+        return controlled(control, make_judge(inner, seed))
     if spec in ("calculator", "calculator-grounded"):
         return CalculatorJudge(ground_operands=spec == "calculator-grounded")
     if spec.startswith("scripted:"):
@@ -74,5 +80,6 @@ def make_judge(spec: str, seed: int) -> StepJudge:
                 raise OracleError(f"judge {spec!r} cannot be used: {exc}") from None
         return judge
     raise ProtocolError(
-        f"unknown judge {spec!r}: use calculator, calculator-grounded, scripted:E or model[:NAME]"
+        f"unknown judge {spec!r}: use calculator, calculator-grounded, scripted:E or "
+        "model[:NAME], perhaps under flip: or swap:"
     )

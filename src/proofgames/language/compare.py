@@ -32,7 +32,7 @@ from ..reporting.tables import markdown_table
 from .costs import JudgeBudget
 from .experiments import PROTOCOLS, Row, generated_games, gsm8k_games, summarize
 
-__all__ = ["cells", "compare_generated", "compare_gsm8k", "table"]
+__all__ = ["biases", "cells", "compare_generated", "compare_gsm8k", "table", "with_controls"]
 
 DEFAULT_JUDGES = ("calculator", "scripted:0.1")
 """The judges a comparison uses unless told: exact on arithmetic, and one that errs."""
@@ -124,3 +124,55 @@ def table(summaries: Sequence[dict[str, Any]]) -> str:
                "judge calls", "judge tokens", "prover tokens", "dollars", "stopped"]  # fmt: skip
     return markdown_table(headers, [_cells(c) for c in summaries],
                           align=[None, None] + ["right"] * 9)  # fmt: skip
+
+
+def with_controls(judges: Sequence[str]) -> list[str]:
+    """``judges``, each that reads the question followed by its ``flip:`` and ``swap:`` forms.
+
+    Judges that check annotations whatever they are asked (the calculator, the scripted
+    judges) are left alone: a control would measure only that.
+    """
+    out = []
+    for judge in judges:
+        out.append(judge)
+        if judge == "model" or judge.startswith("model:"):
+            out += [f"flip:{judge}", f"swap:{judge}"]
+    return out
+
+
+def _mean_p_yes(rows: Sequence[Row]) -> float:
+    """The mean P[yes] over every judgement of the finished debates (NaN if none)."""
+    values = [p for r in rows if r["accepted"] is not None for p in r.get("judgements", [])]
+    return sum(values) / len(values) if values else float("nan")
+
+
+def biases(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Each controlled judge's bias, per protocol, against its plain form on the same debates.
+
+    ``bias`` is the mean P[the step follows] of the plain judge minus that of its control
+    (measured, on the same questions where the protocol asks the same ones): positive
+    under ``flip`` means the judge says "yes" more readily than the question warrants;
+    under ``swap``, that the order of the inputs moves it. ``acceptance`` is each form's
+    share of debates accepted.
+    """
+    out = []
+    for c in cells(rows):
+        control, _, plain = c["judge"].partition(":")
+        if control not in ("flip", "swap"):
+            continue
+        mine = [r for r in rows if (r["protocol"], r["judge"]) == (c["protocol"], c["judge"])]
+        base = [r for r in rows if (r["protocol"], r["judge"]) == (c["protocol"], plain)]
+        if not base:
+            continue
+        done = [r for r in base if r["accepted"] is not None]
+        out.append({
+            "protocol": c["protocol"], "judge": plain, "control": control,
+            "p_yes": _mean_p_yes(base), "p_yes_controlled": _mean_p_yes(mine),
+            "bias": _mean_p_yes(base) - _mean_p_yes(mine),
+            "acceptance": sum(bool(r["accepted"]) for r in done) / len(done) if done else None,
+            "acceptance_controlled": (
+                sum(bool(r["accepted"]) for r in mine if r["accepted"] is not None)
+                / max(1, sum(r["accepted"] is not None for r in mine))
+            ),
+        })  # fmt: skip
+    return out

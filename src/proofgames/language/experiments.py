@@ -100,6 +100,7 @@ def _row(out: Outcome | DebateStopped, truth: bool, **extra: Any) -> Row:
     else:
         c, reason, stopped = out.costs, out.reason, None
         accepted, step = out.verdict == 1, out.details.get("disputed_step")
+        extra = {**extra, "judgements": list(out.details.get("judgements") or [])}
     return {
         **extra, "truth": truth, "accepted": accepted, "correct": accepted is truth,
         "judge_calls": c.judge_calls, "judge_input_tokens": c.judge_input_tokens,
