@@ -42,6 +42,7 @@ JSON_COMMANDS = {
     "language generated",
     "language gsm8k",
     "language compare",
+    "language summarize",
 }
 
 #: Every ``proofgames pvg`` command that can print JSON (checked where PyTorch is).

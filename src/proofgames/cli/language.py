@@ -449,3 +449,28 @@ def compare(
             f"{b['p_yes']:.3f} plain, {b['p_yes_controlled']:.3f} controlled: bias "
             f"{b['bias']:+.3f} (measured)"
         )
+
+
+@app.command("summarize")
+def summarize_logs(
+    logdir: Annotated[
+        Path, typer.Argument(help="A folder of Inspect logs of gsm8k_debate or generated_debate.")
+    ],
+    json: JsonOption = False,
+) -> None:
+    """The comparison table from Inspect logs: per (protocol, judge), rates and costs.
+
+    Completeness, soundness error and accuracy with 95% Wilson intervals; judge calls,
+    tokens and dollars. A sample whose debate errored is counted as stopped, in no rate.
+    """
+    from ..language.compare import cells, table
+    from ..language.summarize import rows_from_logs
+    from ..reporting.json import dumps
+
+    with one_line_errors():
+        rows = rows_from_logs(logdir)
+    summaries = cells(rows)
+    if json:
+        console.print_json(dumps({"cells": summaries, "samples": rows}))
+    else:
+        typer.echo(table(summaries), nl=False)

@@ -140,6 +140,10 @@ def _tables(results: dict[str, Any]) -> str:
                   f"{r['judge_input_tokens']:,.1f}"]
                  for r in results["gsm8k"]]  # fmt: skip
         tables.append(markdown_table(GSM8K_COLUMNS, gsm8k))
+    if results.get("compare"):
+        from .compare import table
+
+        tables.append(table(results["compare"]))
     return "\n".join(tables)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from .._seeds import check_seed
 from ..reporting import write_json
+from .compare import cells, compare_generated
 from .experiments import generated_games, gsm8k_games, summarize
 
 TOKEN_STEPS = (10, 20, 50, 100, 200, 500, 1000)
@@ -138,6 +139,7 @@ def build_report(
         "accuracy": _accuracy(n, seed, rates, figure1=False),
         "figure1": _accuracy(figure1_n, seed, rates, figure1=True),
         "gsm8k": _gsm8k(gsm8k) if gsm8k is not None else [],
+        "compare": cells(asyncio.run(compare_generated(ACCURACY_STEPS, max(1, n // 2), seed=seed))),
     }  # fmt: skip
     from ..stochastic.optimize import optimize_params
 
