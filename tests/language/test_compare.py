@@ -104,3 +104,53 @@ def test_the_command_refuses_bad_input_in_one_line(args, words):
     r = CliRunner().invoke(app, ["language", "compare", *args])
     assert r.exit_code == 2
     assert words in r.output and "Traceback" not in r.output
+
+
+def test_models_in_roles_a_and_b():
+    """A model A writing its own solution, and a model B, through the same comparison."""
+    pytest.importorskip("inspect_ai", reason="needs the 'language' extra (inspect-ai)")
+    from inspect_ai.model import get_model
+
+    from .test_inspect import ledger_solver_output, reply
+
+    a = get_model("mockllm/model", custom_outputs=ledger_solver_output, memoize=False)
+    only = {"judges": ("calculator",), "protocols": ("cross-examination",)}
+    rows = asyncio.run(compare_generated(6, 2, seed=0, models={"A": a}, **only))
+    by_truth = {r["truth"]: r for r in rows}
+    assert by_truth[True]["accepted"] is True  # it solved the ledger: right answer, accepted
+    assert by_truth[False]["accepted"] is False  # argued for the wrong answer: caught
+    assert all(r["prover_tokens"] > 0 for r in rows)
+    conceding = get_model("mockllm/model", custom_outputs=lambda *x: reply("0"), memoize=False)
+    rows = asyncio.run(compare_generated(6, 2, seed=0, judges=("calculator",),
+                                         protocols=("cross-examination",),
+                                         models={"B": conceding}))  # fmt: skip
+    (cell,) = cells(rows)
+    assert cell["soundness_error"] == 1.0  # a B that concedes lets every lie through
+
+
+def test_a_model_a_needs_reference_answers(tmp_path):
+    pytest.importorskip("inspect_ai", reason="needs the 'language' extra (inspect-ai)")
+    row = {"question": "Tom has 3 apples. He buys 2 more. How many?",
+           "ground_truth": "3+2=<<3+2=5>>5\nA: 5",
+           "6b_finetuning": {"is_correct": True, "solution": "3+2=<<3+2=5>>5\nA: 5"}}  # fmt: skip
+    path = tmp_path / "example_model_solutions.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    with pytest.raises(ProtocolError, match="reference solutions"):
+        models = {"A": "mockllm/model"}
+        asyncio.run(compare_gsm8k(path, limit=1, judges=("calculator",), models=models))
+    r = CliRunner().invoke(app, ["language", "compare", "--prover-a", "gpt"])
+    assert r.exit_code == 2 and "takes model:NAME" in r.output
+
+
+def test_a_model_a_on_gsm8k_is_judged_by_its_own_answer():
+    pytest.importorskip("inspect_ai", reason="needs the 'language' extra (inspect-ai)")
+    from inspect_ai.model import get_model
+
+    from .test_inspect import reply
+
+    rambling = get_model("mockllm/model", custom_outputs=lambda *x: reply("I think 42."),
+                         memoize=False)  # fmt: skip
+    rows = asyncio.run(compare_gsm8k(None, limit=2, judges=("calculator",),
+                                     protocols=("bisection",), models={"A": rambling}))  # fmt: skip
+    assert len(rows) == 4 and all(r["truth"] is False for r in rows)  # it wrote no solution
+    assert all(r["accepted"] is False and "A loses" in r["reason"] for r in rows)

@@ -395,6 +395,16 @@ def compare(
     protocol: Annotated[
         list[str] | None, typer.Option(help="A protocol (repeat for several). Default: all five.")
     ] = None,
+    prover_a: Annotated[
+        str | None,
+        typer.Option(
+            help="model:NAME: A is the model, writing its own solution (honest, or for the "
+            "planted wrong answer); the truth is whether its answer is right."
+        ),
+    ] = None,
+    prover_b: Annotated[
+        str | None, typer.Option(help="model:NAME: B is the model, naming the first wrong step.")
+    ] = None,
     controls: Annotated[
         bool,
         typer.Option(
@@ -427,6 +437,12 @@ def compare(
     from ..reporting.json import dumps
 
     judges, protocols = tuple(judge or DEFAULT_JUDGES), tuple(protocol or PROTOCOLS)
+    models = {}
+    for role, spec in (("A", prover_a), ("B", prover_b)):
+        if spec is not None:
+            if not spec.startswith("model:") or not spec[6:].strip():
+                fail(f"--prover-{role.lower()} takes model:NAME (an Inspect model), not {spec!r}")
+            models[role] = spec[6:]
     if controls:
         judges = tuple(with_controls(judges))
     with one_line_errors():
@@ -434,9 +450,11 @@ def compare(
         if steps is not None and path is not None:
             fail("give a GSM8K PATH or --steps (the generated task), not both")
         if steps is None:
-            run = compare_gsm8k(path, limit=n, seed=seed, judges=judges, protocols=protocols)
+            run = compare_gsm8k(path, limit=n, seed=seed, judges=judges, protocols=protocols,
+                                models=models)  # fmt: skip
         else:
-            run = compare_generated(steps, n, seed=seed, judges=judges, protocols=protocols)
+            run = compare_generated(steps, n, seed=seed, judges=judges, protocols=protocols,
+                                    models=models)  # fmt: skip
         rows = asyncio.run(run)
     summaries, bias = cells(rows), biases(rows)
     if json:

@@ -10,6 +10,8 @@ draw's. Each (protocol, judge) cell reports
   A's answer is wrong]) and **accuracy** (P[verdict right]), each with its 95% Wilson
   interval, over the debates that finished (measured; the intervals are exact-coverage
   approximations, not bounds);
+* with ``models``, a model in role A (writing its own solution, honestly or for the
+  planted wrong answer; the truth is whether its answer is right) or B;
 * the mean **judge calls**, **judge input tokens** and **prover tokens** a debate, and
   the total **dollars** (``None`` when no judge or prover reported a price).
 
@@ -30,7 +32,7 @@ from typing import Any
 from ..errors import ProtocolError
 from ..reporting.tables import markdown_table
 from .costs import JudgeBudget
-from .experiments import PROTOCOLS, Row, generated_games, gsm8k_games, summarize
+from .experiments import PROTOCOLS, Models, Row, generated_games, gsm8k_games, summarize
 
 __all__ = ["biases", "cells", "compare_generated", "compare_gsm8k", "table", "with_controls"]
 
@@ -54,6 +56,7 @@ def _checked(protocols: Sequence[str], judges: Sequence[str]) -> tuple[list[str]
 async def compare_generated(
     steps: int, n: int, *, seed: int, judges: Sequence[str] = DEFAULT_JUDGES,
     protocols: Sequence[str] = PROTOCOLS, budget: JudgeBudget | None = None,
+    models: Models | None = None,
 ) -> list[Row]:  # fmt: skip
     """Every protocol with every judge on the same ``n`` generated problems (each twice).
 
@@ -64,7 +67,7 @@ async def compare_generated(
     for protocol in _checked(protocols, judges)[0]:
         for judge in judges:
             played = await generated_games(steps, n, seed=seed, protocol=protocol, judge=judge,
-                                           budget=budget)  # fmt: skip
+                                           budget=budget, models=models)  # fmt: skip
             rows += [{"protocol": protocol, "judge": judge, **r} for r in played]
     return rows
 
@@ -72,13 +75,14 @@ async def compare_generated(
 async def compare_gsm8k(
     path: str | Path | None, *, limit: int, seed: int = 0, judges: Sequence[str] = DEFAULT_JUDGES,
     protocols: Sequence[str] = PROTOCOLS, budget: JudgeBudget | None = None,
+    models: Models | None = None,
 ) -> list[Row]:  # fmt: skip
     """Every protocol with every judge on the same GSM8K solutions (see ``gsm8k_games``)."""
     rows: list[Row] = []
     for protocol in _checked(protocols, judges)[0]:
         for judge in judges:
             played = await gsm8k_games(path, limit=limit, protocol=protocol, judge=judge,
-                                       seed=seed, budget=budget)  # fmt: skip
+                                       seed=seed, budget=budget, models=models)  # fmt: skip
             rows += [{"protocol": protocol, "judge": judge, **r} for r in played]
     return rows
 

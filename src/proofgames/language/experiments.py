@@ -52,6 +52,34 @@ from .protocols import (
     whole_transcript,
 )
 from .provers import CheckerB, ScriptedA
+from .transcript import same_value
+
+Models = dict[str, Any]
+"""A model prover for role ``"A"`` or ``"B"``: a model name Inspect can load, or a Model."""
+
+
+def with_models(
+    models: Models, a: object, b: object, wrong_answer: str | None
+) -> tuple[object, object]:
+    """``a`` and ``b``, with a model in each role ``models`` names (``language`` extra).
+
+    A model A writes its own solution: honestly when ``wrong_answer`` is ``None``, else
+    arguing for ``wrong_answer`` while keeping each step plausible. A model B names the
+    first wrong step.
+    """
+    unknown = set(models) - {"A", "B"}
+    if unknown:
+        raise ProtocolError(f"a model prover plays role A or B, not {sorted(unknown)[0]!r}")
+    if not models:
+        return a, b
+    from .model_provers import ModelProverA, ModelProverB
+
+    if "A" in models:
+        a = ModelProverA(models["A"], wrong_answer=wrong_answer)
+    if "B" in models:
+        b = ModelProverB(models["B"])
+    return a, b
+
 
 PROTOCOLS = ("cross-examination", "bisection", "whole-transcript", "consultancy", "judge-alone")
 Row = dict[str, Any]
@@ -164,18 +192,23 @@ async def generated_games(
     steps: int, n: int, *, seed: int, protocol: str, judge: str, figure1: bool = False,
     budget: JudgeBudget | None = None, isolation: str = "in-process",
     programs: Programs | None = None, timeout: float = DEFAULT_TIMEOUT,
+    models: Models | None = None,
 ) -> list[Row]:  # fmt: skip
     """``n`` generated problems, each debated twice.
 
     Honest A meets a contrarian B (truth: accept); the dishonest A meets the reference
-    B (truth: reject).  With a ``budget`` for the whole run, the run stops at the first
+    B (truth: reject); ``models`` puts a model in a role (:func:`with_models`: a model A
+    writes its own solution, honestly or for the planted wrong answer, and the truth is
+    whether its answer is right).  With a ``budget`` for the whole run, the run stops at the first
     debate the budget cannot pay for (that debate's row says so). With
     ``isolation="process"`` every built-in prover runs in a process of its own;
     ``programs`` maps a role to a command that plays it in every debate (see
     :mod:`._sides`: a program A debates each problem once, against the reference B).
     """
-    programs = dict(programs or {})
+    programs, models = dict(programs or {}), dict(models or {})
     check_isolation(isolation)
+    if models and (programs or isolation != "in-process"):
+        raise ProtocolError("model provers run in process: not with programs or --isolation")
     if figure1 and "A" in programs:
         raise ProtocolError("Figure 1 needs A's announcements: not with a program as A")
     rows: list[Row] = []
@@ -188,8 +221,10 @@ async def generated_games(
             ledger = JudgeLedger(j, budget or JudgeBudget(), costs=spent)
             with sides(item, names, protocol=protocol, seed=s, isolation=isolation,
                        programs=programs, timeout=timeout, task_seed=s) as (a, b):  # fmt: skip
+                wrong = None if truth else item.dishonest.answer
+                a, b = with_models(models, a, b, wrong)
                 out = await _played(protocol, item.task_text, a, b, ledger, s, fig1, timeout)
-            if truth is None:
+            if truth is None or "A" in models:
                 answer = None if isinstance(out, DebateStopped) else out.details.get("answer")
                 truth = program_truth(answer, item)
             stop = _stop_if_failed(out)
@@ -218,31 +253,58 @@ def _figure1(judge: StepJudge, seed: int, honest: bool) -> Figure1Check:
 
 async def gsm8k_games(
     path: str | Path | None, *, limit: int | None, protocol: str, judge: str, seed: int = 0,
-    budget: JudgeBudget | None = None,
+    budget: JudgeBudget | None = None, models: Models | None = None,
 ) -> list[Row]:  # fmt: skip
     """Debate every solution of the first ``limit`` questions; truth: ``is_correct``.
 
     ``path``: model solutions or problems (:func:`~.gsm8k.load_gsm8k`); ``None``: the
     demo problems shipped with proofgames.  A defends the solution as written; B disputes
     the first step the calculator rejects.  A run ``budget`` stops the run as in
-    :func:`generated_games`.
+    :func:`generated_games`. With a model as A (``models``; problems only), the model writes
+    its own solution to each question, honestly or for the planted wrong answer, and the
+    truth is whether its answer is the reference's.
     """
     rows: list[Row] = []
     spent = DebateCosts()
+    models = dict(models or {})
     make_judge(judge, seed)  # a judge that cannot be used fails before any debate
-    for sol in load_gsm8k(path, limit):
+    solutions = load_gsm8k(path, limit)
+    right = _reference_answers(solutions) if "A" in models else {}
+    for sol in solutions:
         meta = {"index": sol.index, "model": sol.model}
         if sol.transcript is None:  # A's solution is no transcript: no debate, A loses
             rows.append(_unparsed(sol.parse_error, sol.is_correct, **meta))
             continue
-        a, b = ScriptedA(sol.transcript), CheckerB()
+        task = sol.question if "A" in models else " ".join(sol.transcript.task)
+        wrong = None if sol.is_correct else sol.transcript.answer
+        a, b = with_models(models, ScriptedA(sol.transcript), CheckerB(), wrong)
         ledger = JudgeLedger(make_judge(judge, seed), budget or JudgeBudget(), costs=spent)
-        out = await _played(protocol, " ".join(sol.transcript.task), a, b, ledger, seed)
+        out = await _played(protocol, task, a, b, ledger, seed)
         stop = _stop_if_failed(out)
-        rows.append(_row(out, sol.is_correct, **meta))
+        truth = sol.is_correct
+        if "A" in models:
+            answer = None if isinstance(out, DebateStopped) else out.details.get("answer")
+            truth = isinstance(answer, str) and same_value(answer, right[sol.index])
+        rows.append(_row(out, truth, **meta))
         if stop:
             break
     return _measured(rows)
+
+
+def _reference_answers(solutions: Sequence[Any]) -> dict[int, str]:
+    """Each problem's right answer, from its reference solution (problems files only).
+
+    Raises:
+        ProtocolError: model solutions (a model A needs the reference answers).
+    """
+    right = {s.index: s.transcript.answer for s in solutions
+             if s.model == "reference" and s.transcript is not None}  # fmt: skip
+    if any(s.index not in right for s in solutions):
+        raise ProtocolError(
+            "a model as A needs problems with reference solutions (test.jsonl or the demo "
+            "problems), not model solutions"
+        )
+    return right
 
 
 def _unparsed(error: object, truth: bool, **extra: Any) -> Row:
