@@ -97,3 +97,21 @@ def test_controls_are_refused_for_judges_that_do_not_read_the_question():
         "calculator", "model:x", "flip:model:x", "swap:model:x"
     ]  # fmt: skip
     assert isinstance(JudgeLedger(Flipped(judge())).judge, Flipped)
+
+
+def test_the_reliability_curve_of_a_known_judge(monkeypatch):
+    """The yes-leaning judge says 0.92 on every step that follows and 0.28 on every one that
+    does not: its curve has those two bins, followed 1 and 0 (over-cautious at 0.92)."""
+    from proofgames.language.compare import reliability
+
+    monkeypatch.setattr("proofgames.language.experiments.make_judge", lambda s, seed: judge())
+    played = asyncio.run(generated_games(10, 4, seed=1, protocol="cross-examination",
+                                         judge="model:mock"))  # fmt: skip
+    rows = [{"protocol": "cross-examination", "judge": "model:mock", **r} for r in played]
+    curve = {c["bin"]: c for c in reliability(rows)}
+    assert set(curve) == {(0.2, 0.4), (0.8, 1.0)}
+    assert curve[(0.8, 1.0)]["mean_p_yes"] == pytest.approx(0.9 + BIAS * 0.1)
+    assert curve[(0.8, 1.0)]["followed"] == 1.0
+    assert curve[(0.2, 0.4)]["mean_p_yes"] == pytest.approx(0.1 + BIAS * 0.9)
+    assert curve[(0.2, 0.4)]["followed"] == 0.0
+    assert sum(c["judgements"] for c in curve.values()) == sum(len(r["judgements"]) for r in rows)

@@ -430,6 +430,7 @@ def compare(
         cells,
         compare_generated,
         compare_gsm8k,
+        reliability,
         table,
         with_controls,
     )
@@ -456,9 +457,10 @@ def compare(
             run = compare_generated(steps, n, seed=seed, judges=judges, protocols=protocols,
                                     models=models)  # fmt: skip
         rows = asyncio.run(run)
-    summaries, bias = cells(rows), biases(rows)
+    summaries, bias, curves = cells(rows), biases(rows), reliability(rows)
     if json:
-        console.print_json(dumps({"cells": summaries, "biases": bias, "debates": rows}))
+        console.print_json(dumps({"cells": summaries, "biases": bias, "reliability": curves,
+                                  "debates": rows}))  # fmt: skip
         return
     typer.echo(table(summaries), nl=False)
     for b in bias:
@@ -467,6 +469,14 @@ def compare(
             f"{b['p_yes']:.3f} plain, {b['p_yes_controlled']:.3f} controlled: bias "
             f"{b['bias']:+.3f} (measured)"
         )
+    for c in curves:  # judges that answer with a probability: their reliability curves
+        if 0.0 < c["mean_p_yes"] < 1.0:
+            lo, hi = c["followed_ci"]
+            typer.echo(
+                f"{c['judge']} ({c['protocol']}), P[yes] in [{c['bin'][0]:.1f}, "
+                f"{c['bin'][1]:.1f}): {c['judgements']} judgements, mean {c['mean_p_yes']:.3f}; "
+                f"the step followed in {c['followed']:.3f} [{lo:.3f}, {hi:.3f}] (measured)"
+            )
 
 
 @app.command("summarize")

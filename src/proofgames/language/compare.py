@@ -34,7 +34,15 @@ from ..reporting.tables import markdown_table
 from .costs import JudgeBudget
 from .experiments import PROTOCOLS, Models, Row, generated_games, gsm8k_games, summarize
 
-__all__ = ["biases", "cells", "compare_generated", "compare_gsm8k", "table", "with_controls"]
+__all__ = [
+    "biases",
+    "cells",
+    "compare_generated",
+    "compare_gsm8k",
+    "reliability",
+    "table",
+    "with_controls",
+]
 
 DEFAULT_JUDGES = ("calculator", "scripted:0.1")
 """The judges a comparison uses unless told: exact on arithmetic, and one that errs."""
@@ -179,4 +187,50 @@ def biases(rows: Sequence[Row]) -> list[dict[str, Any]]:
                 / max(1, sum(r["accepted"] is not None for r in mine))
             ),
         })  # fmt: skip
+    return out
+
+
+def _judged_truths(row: Row) -> bool | None:
+    """Whether the steps a debate's judge was asked about follow (None: not known).
+
+    Known when the judge read the whole transcript or the bare answer (true iff A's answer
+    is right), or, on the generated task (one planted error, at ``error_at``), for the
+    disputed step: it follows unless A lies and it is the planted one.
+    """
+    if row.get("disputed_step") is None:
+        return bool(row["truth"])
+    if "error_at" not in row:
+        return None
+    return bool(row["truth"]) or row["disputed_step"] != row["error_at"]
+
+
+def reliability(rows: Sequence[Row], bins: int = 5) -> list[dict[str, Any]]:
+    """Each judge's reliability curve: in each bin of its P[yes], how often the step followed.
+
+    Over every judgement of the finished debates whose judged step's truth is known
+    (:func:`_judged_truths`), per (protocol, judge) (a judge may be calibrated on single
+    steps and not on bare answers): the bin's range, the judgements in it, their mean
+    P[yes], and the share whose step followed with its 95% Wilson interval (measured). A
+    calibrated judge's share matches its mean P[yes] in every bin.
+    """
+    from ..analysis.intervals import wilson_interval
+
+    out = []
+    for protocol, judge in dict.fromkeys((r["protocol"], r["judge"]) for r in rows):
+        pairs = [(p, t) for r in rows
+                 if (r["protocol"], r["judge"]) == (protocol, judge) and r["accepted"] is not None
+                 for t in [_judged_truths(r)] if t is not None
+                 for p in r.get("judgements", [])]  # fmt: skip
+        for k in range(bins):
+            lo, hi = k / bins, (k + 1) / bins
+            inside = [(p, t) for p, t in pairs if lo <= p < hi or (k == bins - 1 and p == 1.0)]
+            if not inside:
+                continue
+            follows = sum(t for _, t in inside)
+            out.append({
+                "protocol": protocol, "judge": judge, "bin": (lo, hi), "judgements": len(inside),
+                "mean_p_yes": sum(p for p, _ in inside) / len(inside),
+                "followed": follows / len(inside),
+                "followed_ci": wilson_interval(follows, len(inside)),
+            })  # fmt: skip
     return out
