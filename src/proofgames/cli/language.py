@@ -405,6 +405,13 @@ def compare(
     prover_b: Annotated[
         str | None, typer.Option(help="model:NAME: B is the model, naming the first wrong step.")
     ] = None,
+    model_cost_config: Annotated[
+        Path | None,
+        typer.Option(
+            help="Model prices (YAML or JSON, Inspect's --model-cost-config format: model "
+            "-> input, output, input_cache_write, input_cache_read in $ per million tokens)."
+        ),
+    ] = None,
     controls: Annotated[
         bool,
         typer.Option(
@@ -430,6 +437,7 @@ def compare(
         cells,
         compare_generated,
         compare_gsm8k,
+        load_prices,
         reliability,
         table,
         with_controls,
@@ -450,13 +458,17 @@ def compare(
         check_problems(n, "--n")
         if steps is not None and path is not None:
             fail("give a GSM8K PATH or --steps (the generated task), not both")
-        if steps is None:
-            run = compare_gsm8k(path, limit=n, seed=seed, judges=judges, protocols=protocols,
-                                models=models)  # fmt: skip
-        else:
-            run = compare_generated(steps, n, seed=seed, judges=judges, protocols=protocols,
-                                    models=models)  # fmt: skip
-        rows = asyncio.run(run)
+        prices = load_prices(model_cost_config) if model_cost_config is not None else {}
+
+        def grid(js: tuple[str, ...]) -> Any:
+            if steps is None:
+                return compare_gsm8k(path, limit=n, seed=seed, judges=js, protocols=protocols,
+                                     models=models)  # fmt: skip
+            return compare_generated(steps, n, seed=seed, judges=js, protocols=protocols,
+                                     models=models)  # fmt: skip
+
+        _announce_cost(judges, prices, models, lambda: asyncio.run(grid(("calculator",))))
+        rows = asyncio.run(grid(judges))
     summaries, bias, curves = cells(rows), biases(rows), reliability(rows)
     if json:
         console.print_json(dumps({"cells": summaries, "biases": bias, "reliability": curves,
@@ -502,3 +514,32 @@ def summarize_logs(
         console.print_json(dumps({"cells": summaries, "samples": rows}))
     else:
         typer.echo(table(summaries), nl=False)
+
+
+def _announce_cost(
+    judges: tuple[str, ...], prices: dict[str, Any], models: dict[str, Any], dry: Any
+) -> None:
+    """Print each model judge's expected cost (from a dry run) before a run starts."""
+    named = [j for j in judges if j.rsplit(":", 1)[0] in ("model", "flip:model", "swap:model")]
+    if not named:
+        return
+    from ..language.compare import expected_judge_cost
+
+    rows = dry()  # the calculator on the same grid: the same questions, no model calls
+    for judge in named:
+        name = judge.split("model:", 1)[1]
+        price = prices.get(name) or _inspect_price(name)
+        if price is None:
+            err_console.print(f"{judge}: no price known (--model-cost-config): cost not estimated")
+            continue
+        dollars = expected_judge_cost(rows, judge, price)
+        note = "; model provers' tokens not included" if models else ""
+        err_console.print(f"{judge}: expected judge cost ${dollars:,.4f} (estimate{note})")
+
+
+def _inspect_price(name: str) -> Any:
+    """The price Inspect's model database has for ``name``, if any."""
+    from inspect_ai.model import get_model_info
+
+    info = get_model_info(name)
+    return None if info is None else info.cost

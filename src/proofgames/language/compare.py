@@ -234,3 +234,50 @@ def reliability(rows: Sequence[Row], bins: int = 5) -> list[dict[str, Any]]:
                 "followed_ci": wilson_interval(follows, len(inside)),
             })  # fmt: skip
     return out
+
+
+def load_prices(path: str | Path) -> dict[str, Any]:
+    """Model prices from Inspect's model-cost config format, set for Inspect's cost tracking.
+
+    The file (YAML or JSON) maps a model name to its prices in dollars per million
+    tokens: ``{"openai/gpt-4o-mini": {"input": 0.15, "output": 0.6,
+    "input_cache_write": 0, "input_cache_read": 0.075}}`` -- what ``inspect eval
+    --model-cost-config`` reads. Each is registered with Inspect (``set_model_cost``), so
+    every call's usage carries its cost; returns the prices read.
+
+    Raises:
+        ProtocolError: an unreadable file, a malformed price, or a model Inspect does not
+            know.
+    """
+    import yaml  # type: ignore[import-untyped]  # (inspect-ai needs it)
+    from inspect_ai.model import ModelCost
+    from inspect_ai.model._model_info import set_model_cost
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ProtocolError(f"cannot read the model-cost config {path}: {exc}") from None
+    if not isinstance(data, dict) or not data:
+        raise ProtocolError(f"{path}: a model-cost config maps model names to their prices")
+    prices = {}
+    for name, cost in data.items():
+        try:
+            prices[str(name)] = ModelCost(**cost)
+            set_model_cost(str(name), prices[str(name)])
+        except Exception as exc:  # pydantic's or Inspect's refusal, in one line
+            first = str(exc).splitlines()[0]
+            raise ProtocolError(f"{path}: the price of {name!r} is not usable: {first}") from None
+    return prices
+
+
+def expected_judge_cost(dry_rows: Sequence[Row], model_judge: str, price: Any) -> float:
+    """Dollars ``model_judge`` would cost on the debates of a dry run with the calculator.
+
+    The questions a judge is asked do not depend on which judge answers them when the
+    provers are scripted, so the dry run's judge calls and input tokens are the real
+    run's; each call's output is taken as one token (a one-word judge). An estimate for
+    planning, not a bound: a reasoning judge writes more.
+    """
+    tokens = sum(r["judge_input_tokens"] for r in dry_rows)
+    calls = sum(r["judge_calls"] for r in dry_rows)
+    return float((tokens * price.input + calls * price.output) / 1e6)
