@@ -177,3 +177,39 @@ def test_the_expected_judge_cost_comes_from_a_dry_run(tmp_path):
     bad.write_text("{not json")
     r = CliRunner().invoke(app, ["language", "compare", "--model-cost-config", str(bad)])
     assert r.exit_code == 2 and "cannot read the model-cost config" in r.output
+
+
+def test_best_of_n_makes_a_stronger_a_rated_and_plotted(tmp_path):
+    """Sample 0 of the mock model rambles, the others solve the ledger: best-of-2 wins."""
+    pytest.importorskip("inspect_ai", reason="needs the 'language' extra (inspect-ai)")
+    from inspect_ai.model import get_model
+
+    from proofgames.language.strength import ratings, strength_figure
+
+    from .test_inspect import ledger_solver_output, reply
+
+    def sampled(messages, tools, tool_choice, config):
+        if config.seed == 0:
+            return reply("I think it is about 40.")
+        return ledger_solver_output(messages)
+
+    a = get_model("mockllm/model", custom_outputs=sampled, memoize=False)
+    rows = asyncio.run(compare_generated(6, 3, seed=0, judges=("calculator",),
+                                         protocols=("cross-examination",), models={"A": a},
+                                         best_of=(1, 2)))  # fmt: skip
+    by = {c["strength"]: c for c in cells(rows)}
+    debated = {n: [r for r in rows if r["strength"] == n] for n in (1, 2)}
+    assert all(r["accepted"] is False for r in debated[1])  # sample 0 wrote no solution
+    # best of 2: the honest prompt's solutions are accepted; arguing for the wrong answer,
+    # the mock's answer line contradicts its steps and A forfeits
+    assert sum(r["accepted"] is True for r in debated[2]) == 3
+    assert by[1]["accuracy"] == 1.0 and by[2]["accuracy"] == 1.0  # V is right either way
+    rated = ratings(rows)
+    assert rated["A best-of-2"].rating > rated["A best-of-1"].rating
+    strength_figure(cells(rows), tmp_path / "strength.png")
+    assert (tmp_path / "strength.png").read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(ProtocolError, match="N in"):
+        asyncio.run(compare_generated(6, 1, seed=0, judges=("calculator",), models={"A": a},
+                                      best_of=(0,)))  # fmt: skip
+    r = CliRunner().invoke(app, ["language", "compare", "--best-of", "4"])
+    assert r.exit_code == 2 and "needs a model as A" in r.output

@@ -64,7 +64,7 @@ def _checked(protocols: Sequence[str], judges: Sequence[str]) -> tuple[list[str]
 async def compare_generated(
     steps: int, n: int, *, seed: int, judges: Sequence[str] = DEFAULT_JUDGES,
     protocols: Sequence[str] = PROTOCOLS, budget: JudgeBudget | None = None,
-    models: Models | None = None,
+    models: Models | None = None, best_of: Sequence[int] = (),
 ) -> list[Row]:  # fmt: skip
     """Every protocol with every judge on the same ``n`` generated problems (each twice).
 
@@ -74,24 +74,28 @@ async def compare_generated(
     rows: list[Row] = []
     for protocol in _checked(protocols, judges)[0]:
         for judge in judges:
-            played = await generated_games(steps, n, seed=seed, protocol=protocol, judge=judge,
-                                           budget=budget, models=models)  # fmt: skip
-            rows += [{"protocol": protocol, "judge": judge, **r} for r in played]
+            for strength in best_of or (None,):
+                played = await generated_games(steps, n, seed=seed, protocol=protocol,
+                                               judge=judge, budget=budget, models=models,
+                                               best_of=strength)  # fmt: skip
+                rows += [{"protocol": protocol, "judge": judge, **r} for r in played]
     return rows
 
 
 async def compare_gsm8k(
     path: str | Path | None, *, limit: int, seed: int = 0, judges: Sequence[str] = DEFAULT_JUDGES,
     protocols: Sequence[str] = PROTOCOLS, budget: JudgeBudget | None = None,
-    models: Models | None = None,
+    models: Models | None = None, best_of: Sequence[int] = (),
 ) -> list[Row]:  # fmt: skip
     """Every protocol with every judge on the same GSM8K solutions (see ``gsm8k_games``)."""
     rows: list[Row] = []
     for protocol in _checked(protocols, judges)[0]:
         for judge in judges:
-            played = await gsm8k_games(path, limit=limit, protocol=protocol, judge=judge,
-                                       seed=seed, budget=budget, models=models)  # fmt: skip
-            rows += [{"protocol": protocol, "judge": judge, **r} for r in played]
+            for strength in best_of or (None,):
+                played = await gsm8k_games(path, limit=limit, protocol=protocol, judge=judge,
+                                           seed=seed, budget=budget, models=models,
+                                           best_of=strength)  # fmt: skip
+                rows += [{"protocol": protocol, "judge": judge, **r} for r in played]
     return rows
 
 
@@ -99,15 +103,20 @@ def cells(rows: Sequence[Row]) -> list[dict[str, Any]]:
     """One summary per (protocol, judge), in the order the rows came.
 
     Each is :func:`~.experiments.summarize` of its rows, with ``protocol``, ``judge`` and
-    ``cost_usd`` (the total; ``None`` when no debate reported a price).
+    ``cost_usd`` (the total; ``None`` when no debate reported a price), and A's
+    ``strength`` (best-of-N) where the rows have one (a cell per strength).
     """
-    keys = list(dict.fromkeys((r["protocol"], r["judge"]) for r in rows))
+
+    def key(r: Row) -> tuple[str, str, int | None]:
+        return r["protocol"], r["judge"], r.get("strength")
+
     out = []
-    for protocol, judge in keys:
-        mine = [r for r in rows if (r["protocol"], r["judge"]) == (protocol, judge)]
+    for protocol, judge, strength in dict.fromkeys(key(r) for r in rows):
+        mine = [r for r in rows if key(r) == (protocol, judge, strength)]
         prices = [r["cost_usd"] for r in mine if r["cost_usd"] is not None]
         out.append({"protocol": protocol, "judge": judge, **summarize(mine),
-                    "cost_usd": sum(prices) if prices else None})  # fmt: skip
+                    "cost_usd": sum(prices) if prices else None,
+                    **({} if strength is None else {"strength": strength})})  # fmt: skip
     return out
 
 
@@ -120,8 +129,9 @@ def _rate(value: float, ci: Sequence[float]) -> str:
 def _cells(c: dict[str, Any]) -> list[object]:
     """One table row: a (protocol, judge) summary, formatted."""
     dollars = "-" if c["cost_usd"] is None else f"{c['cost_usd']:.4f}"
+    judge = c["judge"] if "strength" not in c else f"{c['judge']}, A best-of-{c['strength']}"
     return [
-        c["protocol"], c["judge"], c["debates"],
+        c["protocol"], judge, c["debates"],
         _rate(c["completeness"], c["completeness_ci"]),
         _rate(c["soundness_error"], c["soundness_error_ci"]),
         _rate(c["accuracy"], c["accuracy_ci"]),

@@ -59,13 +59,16 @@ Models = dict[str, Any]
 
 
 def with_models(
-    models: Models, a: object, b: object, wrong_answer: str | None
+    models: Models, a: object, b: object, wrong_answer: str | None, best_of: int | None = None
 ) -> tuple[object, object]:
     """``a`` and ``b``, with a model in each role ``models`` names (``language`` extra).
 
     A model A writes its own solution: honestly when ``wrong_answer`` is ``None``, else
-    arguing for ``wrong_answer`` while keeping each step plausible. A model B names the
-    first wrong step.
+    arguing for ``wrong_answer`` while keeping each step plausible. With ``best_of`` N, A
+    samples N solutions (temperature 1, provider seeds 0 to N-1) and commits to the one
+    the opponent's score prefers (:class:`~.strength.BestOfN`, :func:`~.strength.opponent`
+    with the calculator checker as the opponent and the calculator as the judge: offline,
+    no model calls). A model B names the first wrong step.
     """
     unknown = set(models) - {"A", "B"}
     if unknown:
@@ -74,8 +77,15 @@ def with_models(
         return a, b
     from .model_provers import ModelProverA, ModelProverB
 
-    if "A" in models:
+    if "A" in models and best_of is None:
         a = ModelProverA(models["A"], wrong_answer=wrong_answer)
+    elif "A" in models and best_of is not None:
+        from ..judges import CalculatorJudge
+        from .strength import BestOfN, opponent
+
+        samples = [ModelProverA(models["A"], wrong_answer=wrong_answer, temperature=1.0, seed=k)
+                   for k in range(best_of)]  # fmt: skip
+        a = BestOfN(samples, opponent(CheckerB(), CalculatorJudge()))
     if "B" in models:
         b = ModelProverB(models["B"])
     return a, b
@@ -192,7 +202,7 @@ async def generated_games(
     steps: int, n: int, *, seed: int, protocol: str, judge: str, figure1: bool = False,
     budget: JudgeBudget | None = None, isolation: str = "in-process",
     programs: Programs | None = None, timeout: float = DEFAULT_TIMEOUT,
-    models: Models | None = None,
+    models: Models | None = None, best_of: int | None = None,
 ) -> list[Row]:  # fmt: skip
     """``n`` generated problems, each debated twice.
 
@@ -206,6 +216,7 @@ async def generated_games(
     :mod:`._sides`: a program A debates each problem once, against the reference B).
     """
     programs, models = dict(programs or {}), dict(models or {})
+    _strength(models, best_of)  # a bad N is refused before any debate
     check_isolation(isolation)
     if models and (programs or isolation != "in-process"):
         raise ProtocolError("model provers run in process: not with programs or --isolation")
@@ -222,13 +233,14 @@ async def generated_games(
             with sides(item, names, protocol=protocol, seed=s, isolation=isolation,
                        programs=programs, timeout=timeout, task_seed=s) as (a, b):  # fmt: skip
                 wrong = None if truth else item.dishonest.answer
-                a, b = with_models(models, a, b, wrong)
+                a, b = with_models(models, a, b, wrong, best_of)
                 out = await _played(protocol, item.task_text, a, b, ledger, s, fig1, timeout)
             if truth is None or "A" in models:
                 answer = None if isinstance(out, DebateStopped) else out.details.get("answer")
                 truth = program_truth(answer, item)
             stop = _stop_if_failed(out)
-            rows.append(_row(out, truth, item=i, steps=steps, error_at=item.error_at))
+            rows.append(_row(out, truth, item=i, steps=steps, error_at=item.error_at,
+                             **_strength(models, best_of)))  # fmt: skip
             if stop:
                 return _measured(rows)
     return _measured(rows)
@@ -254,6 +266,7 @@ def _figure1(judge: StepJudge, seed: int, honest: bool) -> Figure1Check:
 async def gsm8k_games(
     path: str | Path | None, *, limit: int | None, protocol: str, judge: str, seed: int = 0,
     budget: JudgeBudget | None = None, models: Models | None = None,
+    best_of: int | None = None,
 ) -> list[Row]:  # fmt: skip
     """Debate every solution of the first ``limit`` questions; truth: ``is_correct``.
 
@@ -267,6 +280,7 @@ async def gsm8k_games(
     rows: list[Row] = []
     spent = DebateCosts()
     models = dict(models or {})
+    _strength(models, best_of)  # a bad N is refused before any debate
     make_judge(judge, seed)  # a judge that cannot be used fails before any debate
     solutions = load_gsm8k(path, limit)
     right = _reference_answers(solutions) if "A" in models else {}
@@ -277,7 +291,7 @@ async def gsm8k_games(
             continue
         task = sol.question if "A" in models else " ".join(sol.transcript.task)
         wrong = None if sol.is_correct else sol.transcript.answer
-        a, b = with_models(models, ScriptedA(sol.transcript), CheckerB(), wrong)
+        a, b = with_models(models, ScriptedA(sol.transcript), CheckerB(), wrong, best_of)
         ledger = JudgeLedger(make_judge(judge, seed), budget or JudgeBudget(), costs=spent)
         out = await _played(protocol, task, a, b, ledger, seed)
         stop = _stop_if_failed(out)
@@ -285,10 +299,19 @@ async def gsm8k_games(
         if "A" in models:
             answer = None if isinstance(out, DebateStopped) else out.details.get("answer")
             truth = isinstance(answer, str) and same_value(answer, right[sol.index])
-        rows.append(_row(out, truth, **meta))
+        rows.append(_row(out, truth, **meta, **_strength(models, best_of)))
         if stop:
             break
     return _measured(rows)
+
+
+def _strength(models: Models, best_of: int | None) -> dict[str, Any]:
+    """The row's ``strength`` (A's best-of-N) when a model A samples N solutions."""
+    if best_of is None or "A" not in models:
+        return {}
+    if isinstance(best_of, bool) or not isinstance(best_of, int) or not 1 <= best_of <= 256:
+        raise ProtocolError(f"best-of-N needs N in [1, 256], not {best_of!r}")
+    return {"strength": best_of}
 
 
 def _reference_answers(solutions: Sequence[Any]) -> dict[int, str]:

@@ -80,14 +80,19 @@ class ModelProverA:
         solution: A given solution (model format) to defend; ``None``: write one.
         wrong_answer: For a dishonest A, the answer to argue for.
         max_tokens: Tokens a solution may take.
+        temperature: Sampling temperature (0: the model's most likely solution).
+        seed: The provider's sampling seed, where it takes one (best-of-N's candidates
+            differ by it).
     """
 
     def __init__(
         self, model: str | Model | None = None, solution: str | None = None,
         wrong_answer: str | None = None, max_tokens: int = 512, name: str = "model-a",
+        temperature: float = 0.0, seed: int | None = None,
     ) -> None:  # fmt: skip
         self._model, self.solution, self.wrong_answer = model, solution, wrong_answer
         self.max_tokens, self.name = max_tokens, name
+        self.temperature, self.seed = temperature, seed
 
     async def _write(self, task: str) -> ProverReply:
         if self.solution is not None:
@@ -97,7 +102,9 @@ class ModelProverA:
             if self.wrong_answer is None
             else dishonest_prompt(task, self.wrong_answer)
         )
-        config = GenerateConfig(max_tokens=self.max_tokens, temperature=0.0)
+        config = GenerateConfig(
+            max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed
+        )
         out = await _generate(self._model, "prover_a", prompt, config)
         return _reply(out.completion, out)
 

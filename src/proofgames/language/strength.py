@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,7 @@ from ..wire import Malformed
 from ._moves import as_index, as_transcript
 from .transcript import StepTranscript
 
-__all__ = ["BestOfN", "Rating", "elo", "opponent", "preference"]
+__all__ = ["BestOfN", "Rating", "elo", "opponent", "preference", "ratings", "strength_figure"]
 
 Scorer = Callable[[str, StepTranscript], Awaitable[float]]
 """``async (task, transcript) -> score``: higher is preferred."""
@@ -194,3 +195,39 @@ def _standard_errors(i: np.ndarray, j: np.ndarray, theta: np.ndarray, n: int) ->
     centre = np.eye(n) - 1.0 / n
     se: np.ndarray = np.sqrt(np.clip(np.diag(centre @ full @ centre.T), 0, None))
     return se
+
+
+def ratings(rows: Sequence[dict[str, Any]]) -> dict[str, Rating]:
+    """Elo ratings of A at each strength (best-of-N) against the B of its debates.
+
+    Each finished debate whose row has a ``strength`` is a game: ``A best-of-N`` against
+    ``B``, A's score 1 when V accepted its answer, 0 when not.
+    """
+    games = [(f"A best-of-{r['strength']}", "B", 1.0 if r["accepted"] else 0.0)
+             for r in rows if "strength" in r and r["accepted"] is not None]  # fmt: skip
+    return elo(games)
+
+
+def strength_figure(cells: Sequence[dict[str, Any]], path: Any) -> None:
+    """Judge accuracy against A's strength (best-of-N), one line a (protocol, judge)."""
+    from matplotlib.figure import Figure
+
+    from ..reporting import save_figure
+
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
+    lines = dict.fromkeys((c["protocol"], c["judge"]) for c in cells if "strength" in c)
+    for protocol, judge in lines:
+        mine = sorted((c for c in cells if (c["protocol"], c["judge"]) == (protocol, judge)
+                       and "strength" in c), key=lambda c: c["strength"])  # fmt: skip
+        x = [c["strength"] for c in mine]
+        y = [c["accuracy"] for c in mine]
+        low = [max(0.0, c["accuracy"] - c["accuracy_ci"][0]) for c in mine]
+        high = [max(0.0, c["accuracy_ci"][1] - c["accuracy"]) for c in mine]
+        err = [low, high]
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=f"{protocol}, {judge}")
+    ax.set(xscale="log", xlabel="A's strength: best of N samples", ylim=(-0.03, 1.03),
+           ylabel="judge accuracy (measured, 95% CI)")  # fmt: skip
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    save_figure(fig, Path(path), dpi=120)
