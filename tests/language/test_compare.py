@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from proofgames.cli import app
-from proofgames.errors import ProtocolError
+from proofgames.errors import OracleError, ProtocolError
 from proofgames.language.compare import cells, compare_generated, compare_gsm8k, table
 from proofgames.language.experiments import PROTOCOLS, summarize
 
@@ -213,3 +213,27 @@ def test_best_of_n_makes_a_stronger_a_rated_and_plotted(tmp_path):
                                       best_of=(0,)))  # fmt: skip
     r = CliRunner().invoke(app, ["language", "compare", "--best-of", "4"])
     assert r.exit_code == 2 and "needs a model as A" in r.output
+
+
+def test_a_cell_whose_judge_always_fails_is_counted_and_the_rest_measured(monkeypatch):
+    from proofgames.judges import make_judge
+    from proofgames.judges.interface import JudgeFailed
+
+    class Failing:
+        name, kind = "failing", "model"
+
+        async def judge(self, question):
+            raise JudgeFailed("the judge answered neither yes nor no")
+
+    def judges(spec: str, seed: int) -> object:
+        return Failing() if spec == "model:bad" else make_judge(spec, seed)
+
+    monkeypatch.setattr("proofgames.language.experiments.make_judge", judges)
+    rows = asyncio.run(compare_generated(10, 2, seed=0, judges=("calculator", "model:bad"),
+                                         protocols=("bisection",)))  # fmt: skip
+    by = {c["judge"]: c for c in cells(rows)}
+    assert by["model:bad"]["stopped"] == 4 and by["calculator"]["stopped"] == 0
+    assert by["calculator"]["soundness_error"] == 0.0
+    with pytest.raises(OracleError, match="no debate finished"):
+        asyncio.run(compare_generated(10, 1, seed=0, judges=("model:bad",),
+                                      protocols=("bisection",)))  # fmt: skip

@@ -70,6 +70,13 @@ def compare(
             "inputs reversed (swap:); report each judge's bias."
         ),
     ] = False,
+    judge_min_mass: Annotated[
+        float | None,
+        typer.Option(
+            help="Model judges: the least yes/no probability mass, in (0, 1], a reading "
+            "needs (below it the judge failed: that debate stops)."
+        ),
+    ] = None,
     seed: Seed = 0,
     json: JsonOption = False,
 ) -> None:
@@ -124,7 +131,8 @@ def compare(
                                      models=models, best_of=strengths)  # fmt: skip
 
         _announce_cost(judges, prices, models, lambda: asyncio.run(grid(("calculator",))))
-        rows = asyncio.run(grid(judges))
+        with _judge_config(judges, judge_min_mass):
+            rows = asyncio.run(grid(judges))
     summaries, bias, curves = cells(rows), biases(rows), reliability(rows)
     rated = _rated(rows) if best_of else {}
     if plot is not None:
@@ -217,3 +225,16 @@ def _rated(rows: list[dict[str, Any]]) -> dict[str, Any]:
     if not any("strength" in r and r["accepted"] is not None for r in rows):
         return {}
     return {k: dataclasses.asdict(v) for k, v in ratings(rows).items()}
+
+
+def _judge_config(judges: tuple[str, ...], min_mass: float | None) -> Any:
+    """The model judges' options for the run (none given: a context that changes nothing)."""
+    import contextlib
+
+    if min_mass is None:
+        return contextlib.nullcontext()
+    if not any("model" in j.split(":") for j in judges):
+        fail("--judge-min-mass applies to model judges (--judge model:NAME)")
+    from ..judges.model import ModelJudgeConfig, check_min_mass, use_judge_config
+
+    return use_judge_config(ModelJudgeConfig(min_mass=check_min_mass(min_mass, "--judge-min-mass")))

@@ -32,7 +32,15 @@ from typing import Any
 from ..errors import ProtocolError
 from ..reporting.tables import markdown_table
 from .costs import JudgeBudget
-from .experiments import PROTOCOLS, Models, Row, generated_games, gsm8k_games, summarize
+from .experiments import (
+    PROTOCOLS,
+    Models,
+    Row,
+    generated_games,
+    gsm8k_games,
+    measured,
+    summarize,
+)
 
 __all__ = [
     "biases",
@@ -77,9 +85,10 @@ async def compare_generated(
             for strength in best_of or (None,):
                 played = await generated_games(steps, n, seed=seed, protocol=protocol,
                                                judge=judge, budget=budget, models=models,
-                                               best_of=strength)  # fmt: skip
+                                               best_of=strength,
+                                               require_measured=False)  # fmt: skip
                 rows += [{"protocol": protocol, "judge": judge, **r} for r in played]
-    return rows
+    return measured(rows)
 
 
 async def compare_gsm8k(
@@ -94,9 +103,10 @@ async def compare_gsm8k(
             for strength in best_of or (None,):
                 played = await gsm8k_games(path, limit=limit, protocol=protocol, judge=judge,
                                            seed=seed, budget=budget, models=models,
-                                           best_of=strength)  # fmt: skip
+                                           best_of=strength,
+                                           require_measured=False)  # fmt: skip
                 rows += [{"protocol": protocol, "judge": judge, **r} for r in played]
-    return rows
+    return measured(rows)
 
 
 def cells(rows: Sequence[Row]) -> list[dict[str, Any]]:

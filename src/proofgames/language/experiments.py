@@ -185,13 +185,15 @@ def _stop_if_failed(out: Outcome | DebateStopped) -> bool:
     return isinstance(out, DebateStopped) and out.kind == "budget"
 
 
-def _measured(rows: list[Row]) -> list[Row]:
+def measured(rows: list[Row], required: bool = True) -> list[Row]:
     """``rows``, if at least one debate finished; a run that measured nothing is an error.
+
+    ``required=False`` returns them anyway (a comparison checks its whole grid instead).
 
     Raises:
         OracleError: every debate stopped (naming how many, and the first one's reason).
     """
-    if rows and all(r["accepted"] is None for r in rows):
+    if required and rows and all(r["accepted"] is None for r in rows):
         raise OracleError(
             f"no debate finished: all {len(rows)} stopped (the first: {rows[0]['reason']})"
         )
@@ -202,7 +204,7 @@ async def generated_games(
     steps: int, n: int, *, seed: int, protocol: str, judge: str, figure1: bool = False,
     budget: JudgeBudget | None = None, isolation: str = "in-process",
     programs: Programs | None = None, timeout: float = DEFAULT_TIMEOUT,
-    models: Models | None = None, best_of: int | None = None,
+    models: Models | None = None, best_of: int | None = None, require_measured: bool = True,
 ) -> list[Row]:  # fmt: skip
     """``n`` generated problems, each debated twice.
 
@@ -242,8 +244,8 @@ async def generated_games(
             rows.append(_row(out, truth, item=i, steps=steps, error_at=item.error_at,
                              **_strength(models, best_of)))  # fmt: skip
             if stop:
-                return _measured(rows)
-    return _measured(rows)
+                return measured(rows, require_measured)
+    return measured(rows, require_measured)
 
 
 def _figure1(judge: StepJudge, seed: int, honest: bool) -> Figure1Check:
@@ -266,7 +268,7 @@ def _figure1(judge: StepJudge, seed: int, honest: bool) -> Figure1Check:
 async def gsm8k_games(
     path: str | Path | None, *, limit: int | None, protocol: str, judge: str, seed: int = 0,
     budget: JudgeBudget | None = None, models: Models | None = None,
-    best_of: int | None = None,
+    best_of: int | None = None, require_measured: bool = True,
 ) -> list[Row]:  # fmt: skip
     """Debate every solution of the first ``limit`` questions; truth: ``is_correct``.
 
@@ -302,7 +304,7 @@ async def gsm8k_games(
         rows.append(_row(out, truth, **meta, **_strength(models, best_of)))
         if stop:
             break
-    return _measured(rows)
+    return measured(rows, require_measured)
 
 
 def _strength(models: Models, best_of: int | None) -> dict[str, Any]:
