@@ -308,38 +308,12 @@ class Receipt:
     study: Study
 
 
-def submit_answer(
-    db: Session,
-    rater: User,
-    assignment_id: int,
-    *,
-    yes: bool | None,
-    confidence: int | None = None,
-    shown: str,
-    elapsed_ms: int | None = None,
-    probability: float | None = None,
-    rationale: str = "",
-) -> Submitted:
-    """Record a rater's answer, committed before this returns.
+def submit_answer(db: Session, rater: User, assignment_id: int, **answer: Any) -> Submitted:
+    """:func:`record_answer`, returning only its status (``answer``: its keyword arguments).
 
-    A yes or no to a work question takes one of its k slots; "can't tell", and any
-    answer to a check, training or qualification question, is stored without one.
-
-    Returns:
-        ``"recorded"`` for a new answer, ``"duplicate"`` when this assignment was
-        answered already (a retry or double click: nothing new is stored).
-
-    Raises:
-        NotFound: Not the rater's assignment.
-        Conflict: The question closed (k answers) before this one, ``shown`` is not the
-            hash of what the question shows, the step was skipped, the study is closed,
-            or the rater was deactivated.
-        BadInput: A malformed field (see :func:`check_answer` and :func:`settle`).
+    Example: see the module doc.
     """
-    return record_answer(
-        db, rater, assignment_id, yes=yes, confidence=confidence, shown=shown,
-        elapsed_ms=elapsed_ms, probability=probability, rationale=rationale,
-    ).status  # fmt: skip
+    return record_answer(db, rater, assignment_id, **answer).status
 
 
 def record_answer(
@@ -354,7 +328,23 @@ def record_answer(
     probability: float | None = None,
     rationale: str = "",
 ) -> Receipt:
-    """:func:`submit_answer`, returning its :class:`Receipt` (one query loads it all)."""
+    """Record a rater's answer, committed before this returns; one query loads what it needs.
+
+    A yes or no to a work question takes one of its k slots; "can't tell", and any
+    answer to a check, training or qualification question, is stored without one.
+
+    Returns:
+        A :class:`Receipt` whose status is ``"recorded"`` for a new answer,
+        ``"duplicate"`` when this assignment was answered already (a retry or double
+        click: nothing new is stored), with what the answer was to (for feedback).
+
+    Raises:
+        NotFound: Not the rater's assignment.
+        Conflict: The question closed (k answers) before this one, ``shown`` is not the
+            hash of what the question shows, the step was skipped, the study is closed,
+            or the rater was deactivated.
+        BadInput: A malformed field (see :func:`check_answer` and :func:`settle`).
+    """
     check_answer(yes, confidence, elapsed_ms, probability, rationale)
     row = db.execute(statements.answering(), {"assignment": assignment_id, "rater": rater.id})
     found = row.first()

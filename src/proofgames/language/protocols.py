@@ -233,6 +233,25 @@ async def bisection(
     return g.end(int(ok), f"bisection reached step {hi + 1}; the judge {judged} it")
 
 
+async def _one_question(
+    protocol: str, task: str, a: object, ledger: JudgeLedger, timeout: float | None,
+    seed: int | None, ask: Any, what: str, reads_steps: bool,
+) -> Outcome:  # fmt: skip
+    """A commits; the judge answers one question about the transcript (``ask`` of it)."""
+    g = _Game(protocol, task, a, None, ledger, seed, timeout)
+    try:
+        transcript = await g.commit()
+        for s in transcript.steps if reads_steps else ():
+            g.read(s.text)
+        ok = await g.verdict(ask(transcript), len(transcript) - 1)
+    except Forfeit:
+        return g.lost()
+    except (BudgetExhausted, OracleError) as exc:
+        raise g.stopped(exc) from None
+    g.details["disputed_step"] = None
+    return g.end(int(ok), f"the judge {'accepted' if ok else 'rejected'} {what}")
+
+
 async def whole_transcript(
     task: str, a: object, ledger: JudgeLedger, *, timeout: float | None = DEFAULT_TIMEOUT,
     seed: int | None = 0,
@@ -242,18 +261,10 @@ async def whole_transcript(
     Raises:
         DebateStopped: the judge or a model failed, or the budget is spent.
     """
-    g = _Game("whole-transcript", task, a, None, ledger, seed, timeout)
-    try:
-        transcript = await g.commit()
-        for s in transcript.steps:
-            g.read(s.text)
-        ok = await g.verdict(transcript.whole_question(), len(transcript) - 1)
-    except Forfeit:
-        return g.lost()
-    except (BudgetExhausted, OracleError) as exc:
-        raise g.stopped(exc) from None
-    g.details["disputed_step"] = None
-    return g.end(int(ok), f"the judge {'accepted' if ok else 'rejected'} the whole transcript")
+    ask = StepTranscript.whole_question
+    return await _one_question(
+        "whole-transcript", task, a, ledger, timeout, seed, ask, "the whole transcript", True
+    )
 
 
 async def judge_alone(
@@ -269,16 +280,10 @@ async def judge_alone(
     Raises:
         DebateStopped: the judge or a model failed, or the budget is spent.
     """
-    g = _Game("judge-alone", task, a, None, ledger, seed, timeout)
-    try:
-        transcript = await g.commit()
-        ok = await g.verdict(transcript.answer_question(), len(transcript) - 1)
-    except Forfeit:
-        return g.lost()
-    except (BudgetExhausted, OracleError) as exc:
-        raise g.stopped(exc) from None
-    g.details["disputed_step"] = None
-    return g.end(int(ok), f"the judge {'accepted' if ok else 'rejected'} the final answer alone")
+    ask = StepTranscript.answer_question
+    return await _one_question(
+        "judge-alone", task, a, ledger, timeout, seed, ask, "the final answer alone", False
+    )
 
 
 async def consultancy(
