@@ -87,7 +87,7 @@ def run_concurrent_revoke_test(judge: Judge, workers: int = 8, seconds: float = 
     """Requests with a token race its revocation: none started after it is answered."""
     revoked_at: list[float] = []
     results: list[tuple[float, int]] = []
-    stop = threading.Event()
+    stop, served = threading.Event(), threading.Event()
 
     def hammer() -> None:
         client = judge.client()
@@ -95,8 +95,11 @@ def run_concurrent_revoke_test(judge: Judge, workers: int = 8, seconds: float = 
             started = time.monotonic()
             status = client.get("/api/v1/tokens", headers=judge.auth).status_code
             results.append((started, status))
+            if status == 200:
+                served.set()
 
-    def revoke() -> None:
+    def revoke() -> None:  # once the token has served (a loaded machine starts slowly)
+        assert served.wait(60), "no request with the live token was answered"
         time.sleep(seconds / 3)
         with judge.sessions() as db:
             token_id = db.scalar(select(ApiToken.id).where(ApiToken.label == "tests"))
