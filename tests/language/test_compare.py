@@ -237,3 +237,31 @@ def test_a_cell_whose_judge_always_fails_is_counted_and_the_rest_measured(monkey
     with pytest.raises(OracleError, match="no debate finished"):
         asyncio.run(compare_generated(10, 1, seed=0, judges=("model:bad",),
                                       protocols=("bisection",)))  # fmt: skip
+
+
+def test_each_gsm8k_debate_draws_its_own_judge_errors():
+    """Every debate's scripted judge once drew from the run's seed: the same first draw in
+    every debate, so a judge that errs 40% of the time erred in all or none of them."""
+    from proofgames.language.experiments import gsm8k_games
+
+    rows = asyncio.run(gsm8k_games(None, limit=12, protocol="cross-examination",
+                                   judge="scripted:0.4", seed=3))  # fmt: skip
+    judged = [r["accepted"] for r in rows if r["judge_calls"]]
+    assert len(judged) >= 6 and len(set(judged)) == 2
+
+
+@pytest.mark.slow
+def test_the_scripted_experiment_on_200_gsm8k_problems_every_protocol():
+    """The offline regression run of issue 37: 200 problems, every protocol, two judges."""
+    from .test_parsers import GSM8K
+
+    path = GSM8K / "test.jsonl"
+    if not path.is_file():
+        pytest.skip(f"GSM8K problems not found at {path}")
+    rows = asyncio.run(compare_gsm8k(path, limit=200, seed=0))
+    by = {(c["protocol"], c["judge"]): c for c in cells(rows)}
+    assert len(by) == 10 and all(c["debates"] == 381 for c in by.values())  # 19 unplantable
+    for protocol in ("cross-examination", "bisection", "whole-transcript"):
+        assert by[(protocol, "calculator")]["soundness_error"] == 0.0
+    assert by[("judge-alone", "calculator")]["soundness_error"] == 1.0
+    assert 0.0 < by[("cross-examination", "scripted:0.1")]["soundness_error"] < 0.3

@@ -286,7 +286,8 @@ async def gsm8k_games(
     make_judge(judge, seed)  # a judge that cannot be used fails before any debate
     solutions = load_gsm8k(path, limit)
     right = _reference_answers(solutions) if "A" in models else {}
-    for sol in solutions:
+    seeds = _seeds(seed, len(solutions))  # each debate its own judge and protocol draws
+    for sol, own in zip(solutions, seeds, strict=True):
         meta = {"index": sol.index, "model": sol.model}
         if sol.transcript is None:  # A's solution is no transcript: no debate, A loses
             rows.append(_unparsed(sol.parse_error, sol.is_correct, **meta))
@@ -294,8 +295,8 @@ async def gsm8k_games(
         task = sol.question if "A" in models else " ".join(sol.transcript.task)
         wrong = None if sol.is_correct else sol.transcript.answer
         a, b = with_models(models, ScriptedA(sol.transcript), CheckerB(), wrong, best_of)
-        ledger = JudgeLedger(make_judge(judge, seed), budget or JudgeBudget(), costs=spent)
-        out = await _played(protocol, task, a, b, ledger, seed)
+        ledger = JudgeLedger(make_judge(judge, own), budget or JudgeBudget(), costs=spent)
+        out = await _played(protocol, task, a, b, ledger, own)
         stop = _stop_if_failed(out)
         truth = sol.is_correct
         if "A" in models:
