@@ -57,22 +57,26 @@ def negated(prompt: str) -> str:
     return NEGATIONS[base] + prompt[len(base) :]
 
 
-def _check(judge: StepJudge, control: str) -> StepJudge:
-    if judge.kind not in READS_THE_QUESTION:
-        raise ProtocolError(
-            f"the {control} control needs a judge that reads the question (a model or a "
-            f"person), not {judge.name!r}, which checks annotations whatever it is asked"
-        )
-    return judge
+class _Control:
+    """A judge that reads the question, asked it another way (``spec`` names the way)."""
 
-
-class Flipped:
-    """``judge`` asked the negated question; ``p_yes`` turned back to P[the step follows]."""
+    spec, what = "", ""
 
     def __init__(self, judge: StepJudge) -> None:
-        self.inner = _check(judge, "polarity")
+        if judge.kind not in READS_THE_QUESTION:
+            raise ProtocolError(
+                f"the {self.what} control needs a judge that reads the question (a model or "
+                f"a person), not {judge.name!r}, which checks annotations whatever it is asked"
+            )
+        self.inner = judge
         self.kind: JudgeKind = judge.kind
-        self.name = f"flip:{judge.name}"
+        self.name = f"{self.spec}:{judge.name}"
+
+
+class Flipped(_Control):
+    """``judge`` asked the negated question; ``p_yes`` turned back to P[the step follows]."""
+
+    spec, what = "flip", "polarity"
 
     async def judge(self, question: StepQuestion) -> Judgement:
         """The inner judge's answer to the negated question, turned back."""
@@ -81,13 +85,10 @@ class Flipped:
         return replace(j, p_yes=1.0 - j.p_yes, detail={**j.detail, "polarity": "flipped"})
 
 
-class Swapped:
+class Swapped(_Control):
     """``judge`` shown the premises in the reverse order (a position control)."""
 
-    def __init__(self, judge: StepJudge) -> None:
-        self.inner = _check(judge, "position")
-        self.kind: JudgeKind = judge.kind
-        self.name = f"swap:{judge.name}"
+    spec, what = "swap", "position"
 
     async def judge(self, question: StepQuestion) -> Judgement:
         """The inner judge's answer with the premises reversed."""
