@@ -128,7 +128,10 @@ def pct(values: list[float], q: float) -> float:
 async def drive(url: str, raters: int, seconds: float, floor: bool = False) -> dict[str, Any]:
     """Log every rater in (not on the floor), then let them answer for ``seconds``."""
     lat: dict[str, list[float]] = {"answer": [], "cycle": [], "refused": []}
-    clients = [httpx.AsyncClient(base_url=url, timeout=60) for _ in range(raters)]
+    # idle connections closed before the server's 5 s keep-alive timeout: otherwise a
+    # request sent as the server closes one fails ("disconnected without a response")
+    limits = httpx.Limits(keepalive_expiry=2.0)
+    clients = [httpx.AsyncClient(base_url=url, timeout=60, limits=limits) for _ in range(raters)]
     if floor:
         headers: list[dict[str, str]] = [{} for _ in clients]
     else:

@@ -38,6 +38,7 @@ from .web import (
     check_csrf,
     cookie_user,
     get_db,
+    json_reply,
     require,
     runtime,
     set_session_cookie,
@@ -141,6 +142,92 @@ async def rater(request: Request, db: Db) -> User:
 
 Admin = Annotated[User, Depends(admin)]
 Rater = Annotated[User, Depends(rater)]
+
+
+# The rater's routes first: the router tries its routes in order, and these carry the load.
+def _stage(stage: handout.Stage) -> dict[str, Any]:
+    return {
+        "study": stage.study.id,
+        "name": stage.name,
+        "done": stage.done,
+        "total": stage.total,
+        "more": stage.more,
+        "note": stage.note,
+    }
+
+
+@router.get("/assignments/next")
+def next_assignment(user: Rater, db: Db) -> Response:
+    """The rater's next assignment (``{"assignment": null}`` when there is none now).
+
+    ``stage`` says where the rater stands (consent, training, qualification, work); at
+    ``consent`` the study's consent text and instructions come with it, to be accepted
+    with ``POST /api/v1/studies/{id}/consent``. ``waiting`` says why there is nothing.
+    """
+    turn = handout.next_turn(db, user)
+    out: dict[str, Any] = {
+        "assignment": None,
+        "stage": None if turn.stage is None else _stage(turn.stage),
+        "waiting": [_stage(s) for s in turn.waiting],
+    }
+    if turn.stage is not None and turn.stage.name == "consent":
+        study = turn.stage.study
+        out["consent"] = {"consent": study.consent, "instructions": study.instructions}
+    if turn.assignment is not None and turn.question is not None:
+        out["assignment"] = turn.assignment.id
+        out["question"] = turn.question.payload
+        out["shown_sha256"] = service.shown_sha256(turn.question.payload)
+    return json_reply(out)
+
+
+@router.post("/studies/{study_id}/consent")
+def consent(study_id: Id, user: Rater, db: Db) -> dict[str, Any]:
+    """Accept a study's consent text (having read its instructions)."""
+    handout.consent(db, user, service.get_study(db, study_id))
+    return {"study": study_id, "status": "consented"}
+
+
+@router.get("/assignments/{assignment_id}")
+def get_assignment(assignment_id: Id, user: Rater, db: Db) -> dict[str, Any]:
+    """One of the rater's own assignments (anyone else's: 404)."""
+    assignment, question = service.own_assignment(db, user, assignment_id)
+    return {
+        "assignment": assignment.id,
+        "question": question.payload,
+        "shown_sha256": service.shown_sha256(question.payload),
+        "closed": question.closed,
+    }
+
+
+@router.post("/assignments/{assignment_id}/answer")
+def answer(assignment_id: Id, body: AnswerBody, user: Rater, db: Db) -> Response:
+    """Answer an assignment; committed before the reply (a retry returns ``duplicate``).
+
+    ``feedback`` is what the study shows after this step (None for most steps).
+    """
+    receipt = service.record_answer(
+        db,
+        user,
+        assignment_id,
+        yes=body.yes,
+        confidence=body.confidence,
+        shown=body.shown_sha256,
+        elapsed_ms=body.elapsed_ms,
+        probability=body.probability,
+        rationale=body.rationale,
+    )
+    shown, question = None, receipt.question
+    if question.kind != "work":  # only steps with a known answer have feedback
+        stored = service.answer_of(db, receipt.assignment)
+        shown = None if stored is None else scoring.feedback(receipt.study, question, stored)
+    return json_reply({"assignment": assignment_id, "status": receipt.status, "feedback": shown})
+
+
+@router.post("/assignments/{assignment_id}/skip")
+def skip(assignment_id: Id, user: Rater, db: Db) -> dict[str, Any]:
+    """Pass on an assignment: its slot is free for another rater at once (409 if answered)."""
+    handout.skip(db, user, assignment_id)
+    return {"assignment": assignment_id, "status": "skipped"}
 
 
 @router.post("/login")
@@ -252,88 +339,3 @@ def raters(
         rows = [{**r, "calibration": dumps(r["calibration"])} for r in rows]
     body, media = export.render(rows, format)
     return Response(body, media_type=media)
-
-
-def _stage(stage: handout.Stage) -> dict[str, Any]:
-    return {
-        "study": stage.study.id,
-        "name": stage.name,
-        "done": stage.done,
-        "total": stage.total,
-        "more": stage.more,
-        "note": stage.note,
-    }
-
-
-@router.get("/assignments/next")
-def next_assignment(user: Rater, db: Db) -> dict[str, Any]:
-    """The rater's next assignment (``{"assignment": null}`` when there is none now).
-
-    ``stage`` says where the rater stands (consent, training, qualification, work); at
-    ``consent`` the study's consent text and instructions come with it, to be accepted
-    with ``POST /api/v1/studies/{id}/consent``. ``waiting`` says why there is nothing.
-    """
-    turn = handout.next_turn(db, user)
-    out: dict[str, Any] = {
-        "assignment": None,
-        "stage": None if turn.stage is None else _stage(turn.stage),
-        "waiting": [_stage(s) for s in turn.waiting],
-    }
-    if turn.stage is not None and turn.stage.name == "consent":
-        study = turn.stage.study
-        out["consent"] = {"consent": study.consent, "instructions": study.instructions}
-    if turn.assignment is not None and turn.question is not None:
-        out["assignment"] = turn.assignment.id
-        out["question"] = turn.question.payload
-        out["shown_sha256"] = service.shown_sha256(turn.question.payload)
-    return out
-
-
-@router.post("/studies/{study_id}/consent")
-def consent(study_id: Id, user: Rater, db: Db) -> dict[str, Any]:
-    """Accept a study's consent text (having read its instructions)."""
-    handout.consent(db, user, service.get_study(db, study_id))
-    return {"study": study_id, "status": "consented"}
-
-
-@router.get("/assignments/{assignment_id}")
-def get_assignment(assignment_id: Id, user: Rater, db: Db) -> dict[str, Any]:
-    """One of the rater's own assignments (anyone else's: 404)."""
-    assignment, question = service.own_assignment(db, user, assignment_id)
-    return {
-        "assignment": assignment.id,
-        "question": question.payload,
-        "shown_sha256": service.shown_sha256(question.payload),
-        "closed": question.closed,
-    }
-
-
-@router.post("/assignments/{assignment_id}/answer")
-def answer(assignment_id: Id, body: AnswerBody, user: Rater, db: Db) -> dict[str, Any]:
-    """Answer an assignment; committed before the reply (a retry returns ``duplicate``).
-
-    ``feedback`` is what the study shows after this step (None for most steps).
-    """
-    receipt = service.record_answer(
-        db,
-        user,
-        assignment_id,
-        yes=body.yes,
-        confidence=body.confidence,
-        shown=body.shown_sha256,
-        elapsed_ms=body.elapsed_ms,
-        probability=body.probability,
-        rationale=body.rationale,
-    )
-    shown, question = None, receipt.question
-    if question.kind != "work":  # only steps with a known answer have feedback
-        stored = service.answer_of(db, receipt.assignment)
-        shown = None if stored is None else scoring.feedback(receipt.study, question, stored)
-    return {"assignment": assignment_id, "status": receipt.status, "feedback": shown}
-
-
-@router.post("/assignments/{assignment_id}/skip")
-def skip(assignment_id: Id, user: Rater, db: Db) -> dict[str, Any]:
-    """Pass on an assignment: its slot is free for another rater at once (409 if answered)."""
-    handout.skip(db, user, assignment_id)
-    return {"assignment": assignment_id, "status": "skipped"}

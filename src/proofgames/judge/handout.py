@@ -102,10 +102,13 @@ def _params(study: Study, rater: User, **more: Any) -> dict[str, Any]:
 
 def _counts(db: Session, study: Study, rater: User) -> dict[tuple[str, str], tuple[int, int]]:
     """``(what, kind) -> (n, right)``: :func:`.statements.stage_counts` in one statement."""
-    rows = db.execute(
-        statements.stage_counts(study.one_step_per_debate),
-        _params(study, rater, cap=COUNT_CAP),
-    ).all()
+    rows = (
+        db.connection()  # Core: columns only, nothing for the ORM to load
+        .execute(
+            statements.stage_counts(study.one_step_per_debate), _params(study, rater, cap=COUNT_CAP)
+        )
+        .all()
+    )
     return {(what, kind): (int(n), int(ok or 0)) for what, kind, n, ok in rows}
 
 

@@ -397,9 +397,10 @@ def _record(
         "shown": question.payload, "shown_sha256": answer["shown_sha256"],
     }  # fmt: skip
     try:  # two prebuilt inserts: no unit of work to flush on the busiest path
-        db.execute(statements.insert_answer(), answer)
-        db.execute(statements.insert_audit(), {"actor_id": rater.id, "action": "answer",
-                                               "detail": detail})  # fmt: skip
+        core = db.connection()  # Core inserts: no ORM statement to set up
+        core.execute(statements.insert_answer(), answer)
+        core.execute(statements.insert_audit(), {"actor_id": rater.id, "action": "answer",
+                                                 "detail": detail})  # fmt: skip
         db.commit()
     except IntegrityError:  # a concurrent retry of this very answer won: keep one
         db.rollback()
@@ -424,6 +425,8 @@ def _take_slot(db: Session, question: Question) -> bool:
     One statement: the right-hand sides of ``SET`` see the row as it was, so ``closed``
     becomes true exactly when this answer is the k-th.
     """
-    took = db.execute(statements.take_slot(), {"question": question.id, "now": utcnow()})
+    took = db.connection().execute(
+        statements.take_slot(), {"question": question.id, "now": utcnow()}
+    )
     db.expire(question, ["n_answers", "closed", "closed_at"])
-    return bool(took.rowcount == 1)  # type: ignore[attr-defined]
+    return bool(took.rowcount == 1)
