@@ -167,12 +167,13 @@ async def drive(url: str, raters: int, seconds: float, floor: bool = False) -> d
     }
 
 
-def serve(url: str, port: int, floor: bool = False) -> subprocess.Popen[bytes]:
+def serve(url: str, port: int, floor: bool = False, workers: int = 1) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     cmd = [sys.executable, "-m", "proofgames", "judge", "serve", "--db", url]
-    cmd += ["--port", str(port), "--no-demo"]
+    cmd += ["--port", str(port), "--no-demo", "--workers", str(workers)]
     if floor:
-        cmd = [sys.executable, str(ROOT / "benchmarks" / "judge_floor.py"), url, str(port)]
+        script = str(ROOT / "benchmarks" / "judge_floor.py")
+        cmd = [sys.executable, script, url, str(port), str(workers)]
     log = open(Path(tempfile.gettempdir()) / "bench_judge_server.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     for _ in range(600):
@@ -186,22 +187,40 @@ def serve(url: str, port: int, floor: bool = False) -> subprocess.Popen[bytes]:
     raise SystemExit("the judge server did not start")
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of process ``pid`` so far (Linux ``/proc``; else None)."""
+def _stat(pid: int) -> list[str] | None:
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run(url: str, port: int, raters: int, seconds: float, floor: bool = False) -> dict[str, Any]:
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of process ``pid`` and its live children so far.
+
+    Linux ``/proc`` (else None). The children are the worker processes of a server
+    started with several; a child's time is counted while it runs (the benchmark reads
+    it before the server stops).
+    """
+    fields = _stat(pid)
+    if fields is None:
+        return None
+    ticks = int(fields[11]) + int(fields[12])
+    for entry in Path("/proc").iterdir():
+        child = _stat(int(entry.name)) if entry.name.isdigit() else None
+        if child is not None and child[1] == str(pid):
+            ticks += int(child[11]) + int(child[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def run(
+    url: str, port: int, raters: int, seconds: float, floor: bool = False, workers: int = 1
+) -> dict[str, Any]:
     """Serve ``url`` (the judge server, or the floor) and drive it; the measurements.
 
     Besides throughput and latency: the CPU time the server and the clients spent per
     acknowledged answer, which other load on the machine does not change.
     """
-    proc = serve(url, port, floor)
+    proc = serve(url, port, floor, workers)
     try:
         server0, client0 = cpu_seconds(proc.pid), time.process_time()
         result = asyncio.run(drive(f"http://127.0.0.1:{port}", raters, seconds, floor))
@@ -226,16 +245,21 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--publish", action="store_true")
     parser.add_argument("--no-floor", action="store_true", help="skip the minimal endpoint")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="server processes (the judge's and the floor's)"
+    )
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         url = args.db or f"sqlite:///{Path(tmp) / 'load.db'}"
         seed(url, args.raters, args.questions)
-        result = run(url, args.port, args.raters, args.seconds)
+        result = run(url, args.port, args.raters, args.seconds, workers=args.workers)
         if not args.no_floor:
             floor_db = str(Path(tmp) / "floor.db")
             judge_floor.seed(floor_db, args.questions)
-            floor = run(floor_db, args.port + 1, args.raters, args.seconds, floor=True)
+            floor = run(
+                floor_db, args.port + 1, args.raters, args.seconds, floor=True, workers=args.workers
+            )
             result["floor"] = floor
             result["ratio_to_floor"] = round(floor["answers_per_s"] / result["answers_per_s"], 2)
     result["load_average_1min_after"] = round(os.getloadavg()[0], 1)
@@ -244,7 +268,7 @@ def main() -> None:
         "seconds": args.seconds,
         "database": url.split(":")[0]
         + (" (WAL, synchronous=FULL)" if url.startswith("sqlite") else ""),
-        "server": "one uvicorn worker, same machine as the clients",
+        "server": f"{args.workers} uvicorn worker process(es) each, same machine as the clients",
         "cpus": os.cpu_count(),
         "load_average_1min_before": round(load_before, 1),
         "python": platform.python_version(),

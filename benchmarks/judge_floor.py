@@ -14,6 +14,8 @@ Run: ``python benchmarks/judge_floor.py DB PORT`` (made and seeded by
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
 import sys
 import threading
@@ -56,10 +58,26 @@ class Body(BaseModel):
     confidence: int
 
 
+class OneWriter:
+    """A thread lock, then an ``flock`` that the other worker processes queue on too."""
+
+    def __init__(self, lock_path: str) -> None:
+        self.threads = threading.Lock()
+        self.fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+
+    def __enter__(self) -> None:
+        self.threads.acquire()
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        self.threads.release()
+
+
 def app(path: str) -> FastAPI:
     """The two endpoints over the database at ``path``."""
     local = threading.local()
-    write = threading.Lock()  # one writer at a time, as SQLite has it anyway
+    write = OneWriter(path + "-floor-gate")  # one writer at a time, as SQLite has it anyway
 
     def db() -> sqlite3.Connection:
         if not hasattr(local, "db"):
@@ -94,5 +112,21 @@ def app(path: str) -> FastAPI:
     return api
 
 
+def from_environment() -> FastAPI:
+    """The app of one of several worker processes (the database path in the environment)."""
+    return app(os.environ[DB_ENV])
+
+
+DB_ENV = "PROOFGAMES_FLOOR_DB"
+
 if __name__ == "__main__":
-    uvicorn.run(app(sys.argv[1]), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    path, port = sys.argv[1], int(sys.argv[2])
+    workers = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    if workers == 1:
+        uvicorn.run(app(path), host="127.0.0.1", port=port, log_level="warning")
+    else:  # the workers queue on one lock file to write, as the judge server's do
+        os.environ[DB_ENV] = path
+        uvicorn.run(
+            "judge_floor:from_environment", factory=True, workers=workers, host="127.0.0.1",
+            port=port, log_level="warning", app_dir=os.path.dirname(os.path.abspath(__file__)),
+        )  # fmt: skip

@@ -119,8 +119,10 @@ def free_port() -> int:
 class Server:
     """``proofgames judge serve`` in a child process on a free port (killed on exit)."""
 
-    def __init__(self, db: str, port: int | None = None, log: Path | None = None) -> None:
-        self.db, self.port = db, port or free_port()
+    def __init__(
+        self, db: str, port: int | None = None, log: Path | None = None, workers: int = 1
+    ) -> None:
+        self.db, self.port, self.workers = db, port or free_port(), workers
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
@@ -128,7 +130,7 @@ class Server:
     def start(self, timeout: float = 60.0) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
         cmd = [sys.executable, "-m", "proofgames", "judge", "serve", "--db", self.db]
-        cmd += ["--port", str(self.port), "--no-demo"]
+        cmd += ["--port", str(self.port), "--no-demo", "--workers", str(self.workers)]
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout

@@ -70,6 +70,10 @@ def _url(db: str) -> str:
     return db if "://" in db else f"sqlite:///{Path(db).resolve()}"
 
 
+MAX_WORKERS = 64
+"""The most worker processes ``judge serve`` starts."""
+
+
 @app.command()
 def serve(
     db: DbOption = DEFAULT_DB,
@@ -90,6 +94,13 @@ def serve(
             "default: none, the connection's address counts)"
         ),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            help=f"worker processes sharing the port (1 to {MAX_WORKERS}; SQLite: they "
+            "take turns to write through a lock file beside the database)"
+        ),
+    ] = 1,
 ) -> None:
     """Serve the judge web app (a demo study on first start of an empty database).
 
@@ -98,6 +109,8 @@ def serve(
     """
     if not 0 <= port <= 65535:
         fail(f"--port must be in [0, 65535], not {port}")
+    if not 1 <= workers <= MAX_WORKERS:
+        fail(f"--workers must be in [1, {MAX_WORKERS}], not {workers}")
     try:
         from ..judge.serve import run
     except ImportError as exc:
@@ -111,6 +124,7 @@ def serve(
             admin_password=admin_password,
             secure_cookies=secure_cookies,
             trusted_proxies=tuple(trusted_proxy or ()),
+            workers=workers,
             announce=console.print,
         )
 

@@ -8,6 +8,9 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,6 +24,7 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.exc import OperationalError
 from starlette.types import ASGIApp
 
+from ..errors import ConfigurationError
 from . import account_pages, admin_api, admin_pages, admin_users, api, design_pages, pages
 from .accounts import server_secret
 from .db import make_engine, migrate, session_factory
@@ -30,7 +34,11 @@ from .web import SQLITE_THREADS, Guard, Runtime, Settings
 
 HERE = Path(__file__).resolve().parent
 
-__all__ = ["Settings", "build", "create_app"]
+__all__ = ["Settings", "build", "create_app", "from_environment"]
+
+SETTINGS_ENV = "PROOFGAMES_JUDGE_SETTINGS"
+"""The environment variable a worker process of ``judge serve --workers N`` reads its
+:class:`Settings` from (JSON)."""
 
 DEFAULT_THREADS = 40
 """Worker threads of a server on PostgreSQL (AnyIO's default: its waits are on the network)."""
@@ -112,3 +120,39 @@ def create_app(settings: Settings) -> FastAPI:
 def build(settings: Settings) -> ASGIApp:
     """The app wrapped in its guard (body limit, security headers): what is served."""
     return Guard(create_app(settings), settings.max_body_bytes)
+
+
+def settings_json(settings: Settings) -> str:
+    """``settings`` as the JSON text of :data:`SETTINGS_ENV`.
+
+    Example:
+        >>> text = settings_json(Settings(database_url="sqlite:///j.db"))
+        >>> settings_from_json(text) == Settings(database_url="sqlite:///j.db")
+        True
+    """
+    return json.dumps(dataclasses.asdict(settings))
+
+
+def settings_from_json(text: str) -> Settings:
+    """The :class:`Settings` in ``text`` (from :func:`settings_json`).
+
+    Raises:
+        ConfigurationError: Not the JSON of a settings object.
+    """
+    try:
+        fields = json.loads(text)
+        return Settings(**fields)
+    except (ValueError, TypeError) as exc:
+        raise ConfigurationError(f"{SETTINGS_ENV} does not hold judge settings: {exc}") from exc
+
+
+def from_environment() -> ASGIApp:
+    """The app a worker process of ``judge serve --workers N`` serves (uvicorn factory).
+
+    Raises:
+        ConfigurationError: :data:`SETTINGS_ENV` is unset or not settings.
+    """
+    text = os.environ.get(SETTINGS_ENV)
+    if text is None:
+        raise ConfigurationError(f"{SETTINGS_ENV} is not set: start workers with judge serve")
+    return build(settings_from_json(text))

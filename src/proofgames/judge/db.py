@@ -33,6 +33,11 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
+try:  # the cross-process write gate (not on Windows: one process there)
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -295,24 +300,80 @@ def open_database(url: str, *, create: bool = True) -> Engine:
     return engine
 
 
-_GATES: weakref.WeakKeyDictionary[Engine, threading.Lock] = weakref.WeakKeyDictionary()
+class _Gate:
+    """One writer at a time: a lock for this process's threads, and a lock file's ``flock``.
+
+    For a database file, an exclusive ``flock`` on a file beside it (``<database>-gate``)
+    holds off the server's other worker processes; the kernel releases it if a process
+    dies.
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self._threads = threading.Lock()
+        self._path = path if fcntl is not None else None
+        self._fd: int | None = None
+
+    def __enter__(self) -> _Gate:
+        self._threads.acquire()
+        if self._path is None or fcntl is None:
+            return self
+        try:
+            if self._fd is None:
+                self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._threads.release()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._fd is not None and fcntl is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._threads.release()
+
+
+_GATES: weakref.WeakKeyDictionary[Engine, _Gate] = weakref.WeakKeyDictionary()
 _GATES_LOCK = threading.Lock()
 
 
 def write_gate(db: Session) -> AbstractContextManager[object]:
-    """A lock that lets one thread of this process write to a SQLite database at a time.
+    """A lock that lets one writer at a time at a SQLite database, across processes.
 
     SQLite has one writer; threads that collide on its lock back off with sleeps of up
-    to 100 ms, which ruins latency under load. Queuing them on a Python lock instead
-    costs nothing. PostgreSQL (row locks) needs no gate. Take it only while the session
-    holds its connection (inside a transaction), and release it before the session
-    needs another: a thread waiting on the gate must never hold what the holder needs.
+    to 100 ms, which ruins latency under load. Queuing them on a lock instead costs
+    nothing. It also makes "choose a question, then assign it" one step: the choice is
+    read outside a write transaction, so two writers choosing at once could both pick
+    the last free slot. For a database file the lock spans the server's worker processes
+    (``judge serve --workers N``), through a lock file beside it; an in-memory database
+    lives in one process. PostgreSQL (row locks) needs no gate. Take it only while the
+    session holds its connection (inside a transaction), and release it before the
+    session needs another: a thread waiting on the gate must never hold what the holder
+    needs.
+
+    Example:
+        >>> from proofgames.judge.db import make_engine, session_factory
+        >>> db = session_factory(make_engine("sqlite://"))()
+        >>> with write_gate(db):
+        ...     pass
     """
     bind = db.get_bind()
     if not isinstance(bind, Engine) or bind.dialect.name != "sqlite":
         return nullcontext()
     with _GATES_LOCK:
-        return _GATES.setdefault(bind, threading.Lock())
+        gate = _GATES.get(bind)
+        if gate is None:
+            gate = _GATES[bind] = _Gate(_gate_path(bind))
+        return gate
+
+
+def _gate_path(engine: Engine) -> str | None:
+    """The lock file of a SQLite database file (None: in memory)."""
+    database = engine.url.database
+    if database in (None, "", ":memory:") or str(database).startswith("file::memory:"):
+        return None
+    return str(Path(str(database).removeprefix("file:")).resolve()) + "-gate"
 
 
 def unsynced(db: Session) -> None:

@@ -101,6 +101,7 @@ def run(
     admin_password: str | None = None,
     secure_cookies: bool = False,
     trusted_proxies: tuple[str, ...] = (),
+    workers: int = 1,
     announce: Any = print,
 ) -> None:
     """Bind, open and migrate, seed the demo on an empty database, and serve until stopped.
@@ -123,7 +124,8 @@ def run(
         base = _base_url(host, sock.getsockname()[1])
         engine = open_database(database_url)
         try:
-            app = build(Settings(database_url=database_url, secure_cookies=secure_cookies))
+            settings = Settings(database_url=database_url, secure_cookies=secure_cookies)
+            app = build(settings)
             seeded = seed_demo(session_factory(engine), base, admin_password) if demo else None
         finally:
             engine.dispose()
@@ -131,14 +133,42 @@ def run(
             announce("demo seeded (shown once):")
             for key, value in seeded.items():
                 announce(f"  {key}: {value}")
-        announce(f"judge server on {base} (database {redacted(database_url)})")
-        server = uvicorn.Server(
-            uvicorn.Config(
-                app, log_level="warning", timeout_graceful_shutdown=5,
-                proxy_headers=bool(trusted_proxies),
-                forwarded_allow_ips=list(trusted_proxies) or None,
-            )
-        )  # fmt: skip
+        shown = f" ({workers} worker processes)" if workers > 1 else ""
+        announce(f"judge server on {base}{shown} (database {redacted(database_url)})")
+        options: dict[str, Any] = {
+            "log_level": "warning", "timeout_graceful_shutdown": 5,
+            "proxy_headers": bool(trusted_proxies),
+            "forwarded_allow_ips": list(trusted_proxies) or None,
+        }  # fmt: skip
+        if workers > 1:
+            _supervise(settings, workers, options, sock)
+            return
+        server = uvicorn.Server(uvicorn.Config(app, **options))
         server.run(sockets=[sock])
     if not server.started:
         raise ConfigurationError(f"the judge server on {base} did not start")
+
+
+def _supervise(settings: Any, workers: int, options: dict[str, Any], sock: socket.socket) -> None:
+    """Serve ``sock`` from ``workers`` processes (uvicorn's supervisor) until stopped.
+
+    Each worker builds the app from the settings passed in its environment
+    (:func:`proofgames.judge.app.from_environment`); the supervisor restarts one that dies.
+    """
+    import inspect
+    import os
+
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    from .app import SETTINGS_ENV, settings_json
+
+    os.environ[SETTINGS_ENV] = settings_json(settings)
+    config = uvicorn.Config(
+        "proofgames.judge.app:from_environment", factory=True, workers=workers, **options
+    )
+    if "target" in inspect.signature(Multiprocess).parameters:  # uvicorn before 0.40
+        server = uvicorn.Server(config)
+        Multiprocess(config, target=server.run, sockets=[sock]).run()  # type: ignore[call-arg]
+    else:
+        Multiprocess(config, sockets=[sock]).run()
