@@ -178,13 +178,17 @@ class ForfeitLog:
 
     def __init__(self, n: int) -> None:
         self.by = np.full(n, "", dtype="<U1")
+        self.lost = np.zeros(n, dtype=np.bool_)  # by != "": cheaper to read every round
         self._counts: Counter[tuple[str, str]] = Counter()
 
     def record(self, party: str, reason: str, rows: IntArray) -> None:
         """``party`` loses ``rows`` (debates already lost are not counted twice)."""
-        rows = rows[self.by[rows] == ""]
+        if not rows.size:
+            return
+        rows = rows[~self.lost[rows]]
         if rows.size:
             self.by[rows] = party
+            self.lost[rows] = True
             self._counts[(party, reason)] += int(rows.size)
 
     def counts(self) -> tuple[ForfeitCount, ...]:
@@ -228,7 +232,11 @@ class LockstepParty:
 
     def reveal(self, rows: IntArray, t: int, bits: IntArray) -> None:
         """Tell the party round ``t``'s bits (written into its own transcript)."""
-        self._bits[t, rows] = bits
+        n = self._bits.shape[1]
+        if rows.size == n and n and rows[0] == 0 and rows[-1] == n - 1:
+            self._bits[t] = bits  # every debate still runs (rows: sorted, distinct)
+        else:
+            self._bits[t, rows] = bits
 
     def round(self, t: int, rows: IntArray, values: IntArray, p: FloatArray, claim: int) -> Round:
         """The party's view of round ``t`` (fresh read-only copies, shared with its sampler)."""

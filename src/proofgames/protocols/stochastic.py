@@ -46,6 +46,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import interrupts
 from .._oracle import PARTIES, Oracle, OracleLedger
 from .._seeds import check_timeout
 from .._transcript import IntArray
@@ -229,11 +230,12 @@ def play_stochastic_batch(
     run = _Lockstep(machine, params, claim, debates, seed, sampling, oracle, budget, timeout)
     pa, pb = run.party("A", prover_a), run.party("B", prover_b)
     active, played = np.arange(debates), 0
-    for t in range(machine.length):
-        if active.size == 0:
-            break
-        active = run.round(t, active, pa, pb, record)
-        played = t + 1  # rounds 0..t were played
+    with interrupts.guard():  # once for the run: each party call's own guard nests in it
+        for t in range(machine.length):  # (installing handlers 4 times a round cost ~10%)
+            if active.size == 0:
+                break
+            active = run.round(t, active, pa, pb, record)
+            played = t + 1  # rounds 0..t were played
     run.verdicts[active] = (run.bits[machine.length - 1, active] == claim).astype(np.int64)
     if debates == 1:  # a prover in its own process samples there: its own report counts
         for name, party in (("A", pa), ("B", pb)):
@@ -305,8 +307,9 @@ class _Lockstep:
         self.bits[t, active] = a_t
         pa.reveal(active, t, a_t)
         pb.reveal(active, t, a_t)
-        lost = self.log.by[active] != ""
-        self.verdicts[active[lost]] = (self.log.by[active[lost]] == "B").astype(np.int64)
+        lost = self.log.lost[active]
+        if lost.any():
+            self.verdicts[active[lost]] = (self.log.by[active[lost]] == "B").astype(np.int64)
         checked = stop & ~lost
         if checked.any():
             self.verdicts[active[checked]] = self._check_abort(t, active, values, p, ann, checked)
@@ -363,8 +366,9 @@ def _moves(
     ann = pa.call(log, active, "announcement", "announce", (ra, rng["A"]), unit)
     ann = np.full(n, np.nan) if ann is None else ann
     bad = ~((ann >= 0) & (ann <= 1))
-    log.record("A", "announced a probability outside [0, 1]", active[bad])
-    ann = np.where(bad, 0.0, ann)
+    if bad.any():
+        log.record("A", "announced a probability outside [0, 1]", active[bad])
+        ann = np.where(bad, 0.0, ann)
     shown = ann.copy()
     shown.setflags(write=False)
     if params.coin == EXTERNAL:
@@ -376,8 +380,10 @@ def _moves(
             share = pl.call(log, active, "coin share", "coin", (r, rng[pl.name]), unit)
             share = np.full(n, np.nan) if share is None else share
             bad = ~((share >= 0) & (share < 1))
-            log.record(pl.name, "sent a coin share outside [0, 1)", active[bad])
-            z += np.where(bad, 0.0, share)
+            if bad.any():
+                log.record(pl.name, "sent a coin share outside [0, 1)", active[bad])
+                share = np.where(bad, 0.0, share)
+            z += share
         a_t = (np.mod(z, 1.0) < ann).astype(np.int64)
         seen = a_t.copy()
         seen.setflags(write=False)
