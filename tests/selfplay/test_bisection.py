@@ -90,7 +90,7 @@ def test_an_honest_a_wins_every_instance_whatever_b_disputes(b: str) -> None:
         (True, "True"),
         (None, "None"),
         ("first", "'first'"),
-    ],  # fmt: skip
+    ],
 )
 def test_an_illegal_action_is_a_loss_with_its_reason(bad: object, shown: str) -> None:
     rules = BisectionRules("1RB1LB_1LA1RZ", space=1, origin=0, steps=4, claim=0)

@@ -12,7 +12,8 @@
 Importing this package imports neither OpenSpiel nor PettingZoo.  See ``docs/selfplay.md``.
 """
 
+from . import bisection  # registers its rules, as each protocol module does
 from .family import TuringFamily, TuringInstance
 from .rules import Rules, make_rules, rules_names
 
-__all__ = ["Rules", "TuringFamily", "TuringInstance", "make_rules", "rules_names"]
+__all__ = ["Rules", "bisection", "TuringFamily", "TuringInstance", "make_rules", "rules_names"]

@@ -120,11 +120,26 @@ class BisectionRules(Rules[BisectionNode]):
         self.max_length = 2 + 2 * rounds
         self._conf = self.n_states + space + space * self.symbols
         self._table = self._program_table()
+        self._configs: dict[int, Configuration] = {}  # decoded actions, kept
+        self._after: dict[Configuration, Configuration] = {}  # machine.step, memoized
+        start = self.machine.initial()
+        first = BisectionState(start, start, steps)
+        self._initial = (
+            BisectionNode(CLAIM, A, None, dispute=first)
+            if claim == -1
+            else BisectionNode(FINAL, A, claim, dispute=first)
+        )
         self.observation_size = len(PHASES) + 2 + 3 + self._table.size + 3 * self._conf + 2 + 5
 
     # ------------------------------------------------------------------ actions
     def configuration(self, action: int) -> Configuration:
         """The configuration that ``action`` names (``0 <= action < n_configs``)."""
+        known = self._configs.get(action)
+        if known is None:
+            known = self._configs[action] = self._decode(action)
+        return known
+
+    def _decode(self, action: int) -> Configuration:
         state, rest = divmod(action, self.space * self.tapes)
         head, tape = divmod(rest, self.tapes)
         cells = bytearray(self.space)
@@ -142,11 +157,7 @@ class BisectionRules(Rules[BisectionNode]):
     # ------------------------------------------------------------------- rules
     def initial(self) -> BisectionNode:
         """A's first move is due: its claim, or its final configuration if the claim is set."""
-        start = self.machine.initial()
-        dispute = BisectionState(start, start, self.steps)
-        if self.claim == -1:
-            return BisectionNode(CLAIM, A, None, dispute=dispute)
-        return BisectionNode(FINAL, A, self.claim, dispute=dispute)
+        return self._initial
 
     def legal(self, state: BisectionNode) -> list[int]:
         """Claims and disputes: 0 and 1; configurations: every well-formed one."""
@@ -188,7 +199,10 @@ class BisectionRules(Rules[BisectionNode]):
         assert d is not None
         if d.length > 1:
             return replace(s, phase=MIDPOINT, player=A, midpoint=None)
-        ok = self.machine.step(d.start) == d.end  # V's one step, as play_bisection checks it
+        after = self._after.get(d.start)
+        if after is None:  # V's one step, as play_bisection checks it (memoized: pure)
+            after = self._after[d.start] = self.machine.step(d.start)
+        ok = after == d.end
         if ok:
             return self._over(s, 1, f"the step at time {d.start_time} is valid")
         reason = (
@@ -203,7 +217,8 @@ class BisectionRules(Rules[BisectionNode]):
 
     def _forfeit(self, s: BisectionNode, action: object, width: int) -> BisectionNode:
         who = "A" if s.player == A else "B"
-        reason = f"{who} loses: {who} played {action!r} as its {s.phase}, not an action in 0..{width - 1}"
+        reason = f"{who} loses: {who} played {action!r} as its {s.phase}, "
+        reason += f"not an action in 0..{width - 1}"
         return self._over(replace(s, moves=s.moves + 1), int(who == "B"), reason, who)
 
     # ------------------------------------------------------------ observations

@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import string
 from dataclasses import dataclass
 from typing import Any
@@ -121,6 +122,32 @@ class TuringFamily:
         origin = int(rng.integers(self.space))
         steps = int(rng.integers(1, self.max_steps + 1))
         return TuringInstance("_".join(groups), self.space, origin, steps)
+
+    def every(self, limit: int = 1 << 14) -> list[TuringInstance]:
+        """Every instance of the family (each program, origin and T), if at most ``limit``.
+
+        Small families only: a family with one state, two symbols and one cell has
+        ``8 ** 2 = 64`` programs.
+
+        Example:
+            >>> len(TuringFamily(space=1, max_steps=4, states=1).every())
+            256
+
+        """
+        options = [f"{w}{m}{n}" for w in range(self.symbols) for m in "LR"
+                   for n in _LETTERS[: self.states] + "Z"]  # fmt: skip
+        cells = self.states * self.symbols
+        count = len(options) ** cells * self.space * self.max_steps
+        if count > limit:
+            raise ProtocolError(f"the family {self} has {count} instances, over {limit}")
+        out = []
+        for choice in itertools.product(options, repeat=cells):
+            groups = ["".join(choice[q * self.symbols : (q + 1) * self.symbols])
+                      for q in range(self.states)]  # fmt: skip
+            for origin in range(self.space):
+                for steps in range(1, self.max_steps + 1):
+                    out.append(TuringInstance("_".join(groups), self.space, origin, steps))
+        return out
 
     def split(
         self, seed: int, train: int, test: int

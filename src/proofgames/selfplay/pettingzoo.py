@@ -15,10 +15,10 @@ episode as that agent's loss; ``infos`` then hold ``forfeited_by`` and the ``rea
 
 Example:
     >>> from proofgames.selfplay import TuringFamily
-    >>> env = DebateEnv("bisection", TuringFamily(space=1, max_steps=4), claim=1)
+    >>> env = DebateEnv("bisection", TuringFamily(space=2, max_steps=4), claim=1)
     >>> env.reset(seed=3)
-    >>> env.agent_selection, env.action_space("A").n
-    'A'
+    >>> env.agent_selection, int(env.action_space("A").n)  # (2 states + HALT, OVERFLOW) x 2 x 2**2
+    ('A', 32)
     >>> env.step(10_000)  # out of range: A forfeits
     >>> env.rewards, env.infos["A"]["forfeited_by"]
     ({'A': -1.0, 'B': 1.0}, 'A')

@@ -79,6 +79,9 @@ class Node:
         """Whether V has decided."""
         return self.verdict is not None
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Node:
+        return self  # immutable: a copy is the same value (OpenSpiel deep-copies to clone)
+
 
 S = TypeVar("S", bound=Node)
 
@@ -143,6 +146,9 @@ class Rules(abc.ABC, Generic[S]):
     def params(self) -> dict[str, Any]:
         """The parameters these rules were made from (``make_rules`` rebuilds them)."""
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Rules[S]:
+        return self  # fixed once made: every copy of a game state shares its rules
+
     def returns(self, state: S) -> tuple[float, float]:
         """``(A's, B's)`` payoff: ``(1, -1)`` if V accepted, ``(-1, 1)`` if it rejected, else 0."""
         if state.verdict is None:
@@ -189,13 +195,11 @@ def register_rules(protocol: str, entry: RulesEntry) -> RulesEntry:
 
 def get_rules(protocol: str) -> RulesEntry:
     """The registered entry for ``protocol`` (a clear error names the registered ones)."""
-    _load_builtin()
     return _RULES.get(protocol)
 
 
 def rules_names() -> list[str]:
     """Every protocol playable as a self-play game."""
-    _load_builtin()
     return [name for name, _ in _RULES.items()]
 
 
@@ -216,8 +220,3 @@ def make_rules(protocol: str, **params: Any) -> Rules[Any]:
             f"known: {', '.join(entry.defaults)}"
         )
     return entry.make(**{**entry.defaults, **params})
-
-
-def _load_builtin() -> None:
-    """Import the built-in protocols' rules (each module registers itself once)."""
-    from . import bisection  # noqa: F401
