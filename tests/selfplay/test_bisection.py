@@ -136,6 +136,7 @@ def test_observations_have_the_declared_size_and_range_and_differ_by_phase() -> 
         assert obs.shape == (rules.observation_size,) and obs.dtype == np.float32
         assert obs.min() >= 0.0 and obs.max() <= 1.0
         seen.add(obs.tobytes())
+        assert np.flatnonzero(rules.mask(s)).tolist() == rules.legal(s)
         if s.terminal:
             break
         s = rules.apply(s, int(rng.choice(rules.legal(s))))

@@ -47,6 +47,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._configuration import Configuration
 from ..errors import ProtocolError
@@ -166,6 +167,13 @@ class BisectionRules(Rules[BisectionNode]):
         if state.phase in (CLAIM, DISPUTE):
             return [0, 1]
         return list(range(self.n_configs))
+
+    def mask(self, state: BisectionNode) -> NDArray[np.int8]:
+        """1 at each legal action (a fresh array; the same as :meth:`legal`, faster)."""
+        m = np.zeros(self.num_actions, dtype=np.int8)
+        if not state.terminal:
+            m[: 2 if state.phase in (CLAIM, DISPUTE) else self.n_configs] = 1
+        return m
 
     def apply(self, state: BisectionNode, action: object) -> BisectionNode:
         """Play ``action``; an illegal one is a loss for whoever played it."""
