@@ -8,11 +8,16 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from proofgames.analysis.exhaustive import bisection_value  # noqa: E402
+from proofgames.analysis.exhaustive import (  # noqa: E402
+    bisection_value,
+    cross_examination_value,
+)
+from proofgames.machines import TableauTranscript  # noqa: E402
 from proofgames.selfplay import TuringFamily, TuringInstance  # noqa: E402
 from proofgames.selfplay.openspiel import (  # noqa: E402
     game_name,
     load_game,
+    position_values,
     root_action_values,
     solve,
 )
@@ -33,11 +38,12 @@ def test_the_game_declares_a_perfect_information_zero_sum_game() -> None:
     assert again.num_distinct_actions() == info.num_distinct_actions()
 
 
+@pytest.mark.parametrize("protocol", ["bisection", "cross-examination"])
 @pytest.mark.parametrize("claim", [-1, 0, 1])
-def test_random_simulation_passes_openspiel_checks(claim: int) -> None:
+def test_random_simulation_passes_openspiel_checks(protocol: str, claim: int) -> None:
     for inst in TuringFamily(space=3, max_steps=64).split(claim + 10, 3, 0)[0]:
-        game = load_game("bisection", **inst.params(), claim=claim)
-        pyspiel.random_sim_test(game, num_sims=20, serialize=False, verbose=False)
+        game = load_game(protocol, **inst.params(), claim=claim, horizon=64)
+        pyspiel.random_sim_test(game, num_sims=5, serialize=False, verbose=False)
 
 
 def test_observations_come_through_openspiel() -> None:
@@ -57,6 +63,13 @@ def test_an_illegal_action_through_openspiel_is_the_mover_s_loss() -> None:
     state.apply_action(123)
     assert state.is_terminal() and state.returns() == [-1.0, 1.0]
     assert "A loses: A played 123 as its final" in str(state)
+    game = load_game("cross-examination", program="1RB1LB_1LA1RZ", space=1, steps=1, claim=0)
+    state = game.new_initial_state()
+    for entry in (0, 0, 0):
+        state.apply_action(entry)
+    state.apply_action(-5)  # B's challenge
+    assert state.is_terminal() and state.returns() == [1.0, -1.0]
+    assert "B loses: B played -5 as its challenge" in str(state)
 
 
 # --------------------------------------------------------------- exact solutions
@@ -97,6 +110,39 @@ def test_solver_and_exhaustive_agree_on_tiny_instances() -> None:
     for steps in (1, 2):
         for program in ("1RZ0LA", "1LZ1RA"):
             _agree(TuringInstance(program, space=2, origin=0, steps=steps))
+
+
+# Cross-examination: A commits to any of alphabet ** length tableaux, so only the
+# tableaux of 1 cell and T <= 2 are solved (alphabet 8 or 10, 3 or 4 entries).
+TABLEAUX = [("------", 1), ("------", 2), ("1RB1LB_1LA1RZ", 1), ("1RB1LB_1LA1RZ", 2),
+            ("1RZ0LA", 1), ("0RA---", 2)]  # fmt: skip
+
+
+def _agree_cross(inst: TuringInstance) -> int:
+    """Both claims solved by OpenSpiel and by proofgames.exhaustive; the truth."""
+    tableau = TableauTranscript(inst.machine(), inst.steps)
+    for claim in (0, 1):
+        exact = cross_examination_value(tableau, claim)
+        game = load_game("cross-examination", **inst.params(), claim=claim)
+        values = position_values(game)
+        root = values[str(game.new_initial_state())]
+        winning = [k for k, v in values.items() if k.startswith("B challenge") and v == 1.0]
+        assert root == 2 * exact.value - 1 and len(winning) == exact.winning
+        assert exact.value == float(claim == exact.truth)
+    return exact.truth
+
+
+def test_cross_examination_values_equal_the_exhaustive_values_on_tiny_tableaux() -> None:
+    tiny = [TuringInstance(p, 1, 0, 1) for p in ("------", "1RB1LB_1LA1RZ")]
+    assert {_agree_cross(inst) for inst in tiny} == {0, 1}
+
+
+@pytest.mark.slow
+def test_cross_examination_values_equal_the_exhaustive_values_on_every_small_tableau() -> None:
+    truths = {_agree_cross(TuringInstance(p, 1, 0, t)) for p, t in TABLEAUX}
+    one_state = TuringFamily(space=1, max_steps=1, states=1).every()  # 64 machines, T = 1
+    truths |= {_agree_cross(inst) for inst in one_state}
+    assert truths == {0, 1}
 
 
 def test_a_true_claim_has_value_one_and_a_false_claim_value_zero() -> None:

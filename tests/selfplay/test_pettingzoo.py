@@ -19,10 +19,11 @@ FAMILY = TuringFamily(space=3, max_steps=16)
 @pytest.mark.filterwarnings("ignore:Observation space for each agent probably")
 @pytest.mark.filterwarnings("ignore:We recommend agents to be named")
 @pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
+@pytest.mark.parametrize("protocol", ["bisection", "cross-examination"])
 @pytest.mark.parametrize("claim", [-1, 0, 1])
-def test_the_environment_passes_pettingzoo_api_and_seed_tests(claim: int) -> None:
-    api_test(DebateEnv("bisection", FAMILY, claim=claim), num_cycles=300)
-    seed_test(lambda: DebateEnv("bisection", FAMILY, claim=claim), num_cycles=300)
+def test_the_environment_passes_pettingzoo_api_and_seed_tests(protocol: str, claim: int) -> None:
+    api_test(DebateEnv(protocol, FAMILY, claim=claim), num_cycles=300)
+    seed_test(lambda: DebateEnv(protocol, FAMILY, claim=claim), num_cycles=300)
 
 
 def _play(env: DebateEnv, seed: int, policy_seed: int) -> list[tuple[str, int]]:
@@ -106,6 +107,19 @@ def test_an_illegal_action_is_the_agent_s_loss_never_a_crash(agent: str, bad: ob
     assert info["forfeited_by"] == loser and info == env.infos[loser]
     assert info["reason"].startswith(f"{loser} loses: {loser} played {bad!r} as its ")
     assert env.infos[loser]["verdict"] == (0 if loser == "A" else 1)
+
+
+def test_a_cross_examination_episode_ends_with_v_s_check_of_b_s_challenge() -> None:
+    env = DebateEnv("cross-examination", FAMILY, claim=-1)
+    env.reset(seed=2)
+    inst, rules = env.instance, env.rules
+    truth = rules.machine.run().tolist()
+    for action in [inst.truth, *truth]:
+        assert env.agent_selection == "A"
+        env.step(action)
+    assert env.agent_selection == "B" and env.observe("B")["action_mask"].sum() == rules.length
+    env.step(rules.length)  # one past the last position: B forfeits
+    assert env.rewards == {"A": 1.0, "B": -1.0} and env.infos["A"]["forfeited_by"] == "B"
 
 
 def test_an_instance_outside_the_family_is_refused() -> None:

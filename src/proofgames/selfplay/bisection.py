@@ -53,6 +53,7 @@ from .._configuration import Configuration
 from ..errors import ProtocolError
 from ..machines.turing import TuringMachine
 from ..protocols.bisection import FIRST, NAME, SECOND, BisectionState, recurse
+from .family import program_table
 from .rules import TERMINAL, A, B, FloatArray, Node, Rules, RulesEntry, as_action, register_rules
 
 __all__ = ["BisectionNode", "BisectionRules"]
@@ -120,7 +121,7 @@ class BisectionRules(Rules[BisectionNode]):
         rounds = math.ceil(math.log2(steps)) if steps > 1 else 0
         self.max_length = 2 + 2 * rounds
         self._conf = self.n_states + space + space * self.symbols
-        self._table = self._program_table()
+        self._table = program_table(self.machine)
         self._configs: dict[int, Configuration] = {}  # decoded actions, kept
         self._after: dict[Configuration, Configuration] = {}  # machine.step, memoized
         start = self.machine.initial()
@@ -230,18 +231,6 @@ class BisectionRules(Rules[BisectionNode]):
         return self._over(replace(s, moves=s.moves + 1), int(who == "B"), reason, who)
 
     # ------------------------------------------------------------ observations
-    def _program_table(self) -> FloatArray:
-        """The transition table, one-hot: write symbol, move (L, R), next state or halt."""
-        p = self.machine.program
-        k, n = p.symbols, p.states
-        table = np.zeros((n * k, k + 2 + n + 1), dtype=np.float32)
-        for i in range(n * k):
-            table[i, int(p.write[i])] = 1.0
-            if p.move[i]:
-                table[i, k + int(p.move[i] > 0)] = 1.0
-            table[i, k + 2 + min(int(p.nxt[i]), n)] = 1.0
-        return table.ravel()
-
     def _put_conf(self, out: FloatArray, at: int, c: Configuration | None) -> int:
         if c is not None:
             out[at + c.state] = 1.0

@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import ProtocolError
 from ..machines.turing import TuringMachine
 
-__all__ = ["TuringFamily", "TuringInstance"]
+__all__ = ["TuringFamily", "TuringInstance", "program_table"]
 
 _LETTERS = string.ascii_uppercase
 
@@ -176,3 +177,25 @@ class TuringFamily:
                     seen.add(inst)
                     part.append(inst)
         return out
+
+
+def program_table(machine: TuringMachine) -> NDArray[np.float32]:
+    """A machine's transition table, one-hot, flat: what the observations show of the program.
+
+    Per (state, symbol), in order: the symbol written (``symbols`` entries), the move (L,
+    R; none for an undefined ``---`` transition), the next state or HALT (``states + 1``).
+
+    Example:
+        >>> program_table(TuringMachine("1RB1LB_1LA1RZ", space=2)).reshape(4, -1)[0].tolist()
+        [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+
+    """
+    p = machine.program
+    k, n = int(p.symbols), int(p.states)
+    table = np.zeros((n * k, k + 2 + n + 1), dtype=np.float32)
+    for i in range(n * k):
+        table[i, int(p.write[i])] = 1.0
+        if p.move[i]:
+            table[i, k + int(p.move[i] > 0)] = 1.0
+        table[i, k + 2 + min(int(p.nxt[i]), n)] = 1.0
+    return table.ravel()

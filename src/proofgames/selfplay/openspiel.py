@@ -30,7 +30,7 @@ from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
 from .rules import TERMINAL, Node, Rules, get_rules, make_rules, rules_names
 
-__all__ = ["game_name", "load_game", "solve", "root_action_values"]
+__all__ = ["game_name", "load_game", "position_values", "root_action_values", "solve"]
 
 _PREFIX = "proofgames_"
 
@@ -105,7 +105,8 @@ class DebateState(pyspiel.State):  # type: ignore[misc]
         return list(self.rules.returns(self.node))
 
     def __str__(self) -> str:
-        return self.rules.describe(self.node)
+        mover = "-" if self.node.player == TERMINAL else "AB"[self.node.player]
+        return f"{mover} {self.rules.describe(self.node)}"
 
 
 class _Observer:
@@ -186,6 +187,17 @@ def solve(game: DebateGame) -> float:
     return float(_solver(game).values_from_string(str(game.new_initial_state())))
 
 
+def position_values(game: DebateGame) -> dict[str, float]:
+    """A's exact value at every position the solver reached, keyed by the state's string.
+
+    The strings start with the player to move (``A`` or ``B``) and the phase, so e.g. the
+    positions whose string starts with ``"B challenge"`` and whose value is +1 are A's
+    winning commitments in cross-examination.
+    """
+    table = _solver(game)._table
+    return {key: (1.0 if key[0] == "A" else -1.0) * e.value for key, e in table.items()}
+
+
 def root_action_values(game: DebateGame) -> dict[int, float]:
     """A's value after each of its legal first moves (its exact best responses)."""
     solver = _solver(game)
@@ -194,8 +206,23 @@ def root_action_values(game: DebateGame) -> dict[int, float]:
     return {a: float(values[a]) for a in root.legal_actions()}
 
 
+class _Solver(MinimaxSolver):  # type: ignore[misc]
+    """OpenSpiel's ``MinimaxSolver`` on a game object.
+
+    Its constructor loads the game from its string, and OpenSpiel reads a string parameter
+    that starts with ``-`` (a program such as ``------``) as a malformed number; this sets
+    the same fields from the game itself.
+    """
+
+    def __init__(self, game: DebateGame) -> None:
+        self._game_string, self._game, self._epsilon = str(game), game, 0.0
+        self._table: dict[str, Any] = {}
+        self._default_utility = game.min_utility() - 1
+        self._num_distinct_actions = game.num_distinct_actions()
+
+
 def _solver(game: DebateGame) -> Any:
-    solver = MinimaxSolver(str(game))  # it loads the game again from its string
+    solver = _Solver(game)
     solver.solve()
     return solver
 
