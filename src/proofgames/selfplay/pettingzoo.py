@@ -51,6 +51,8 @@ class DebateEnv(AECEnv):  # type: ignore[misc]
         instances: a fixed pool to draw from instead of fresh draws of the family (e.g. a
             training split); they must belong to ``family`` (the same action space).
         render_mode: ``None`` or ``"ansi"`` (:meth:`render` returns the state as text).
+        seed: where instance draws start until a ``reset`` gives a seed (each
+            ``reset(seed=s)`` restarts the draws from ``s``).
 
     """
 
@@ -67,6 +69,7 @@ class DebateEnv(AECEnv):  # type: ignore[misc]
         claim: int = -1,
         instances: list[TuringInstance] | None = None,
         render_mode: str | None = None,
+        seed: int = 0,
     ) -> None:
         super().__init__()
         if render_mode not in (None, "ansi"):
@@ -75,7 +78,7 @@ class DebateEnv(AECEnv):  # type: ignore[misc]
         self.pool = list(instances) if instances is not None else None
         self.render_mode = render_mode
         self.possible_agents = list(PLAYERS)
-        self._rng = np.random.default_rng()
+        self._rng = np.random.default_rng(seed)
         self.rules = self._rules(family.instance(0))
         self._spaces = (
             spaces.Discrete(self.rules.num_actions),
