@@ -11,6 +11,7 @@ pyspiel = pytest.importorskip("pyspiel")
 from proofgames.analysis.exhaustive import (  # noqa: E402
     bisection_value,
     cross_examination_value,
+    surviving_transcripts,
 )
 from proofgames.machines import TableauTranscript  # noqa: E402
 from proofgames.selfplay import TuringFamily, TuringInstance  # noqa: E402
@@ -83,11 +84,15 @@ def _agree(inst: TuringInstance) -> int:
     tm = inst.machine()
     for claim in (0, 1):
         exact = bisection_value(tm, inst.steps, claim)
-        values = root_action_values(load_game("bisection", **inst.params(), claim=claim))
+        game = load_game("bisection", **inst.params(), claim=claim)
+        values = root_action_values(game)
         winning = [a for a, v in values.items() if v == 1.0]  # A's best final claims
         assert max(values.values()) == 2 * exact.value - 1  # P[accept] = (value + 1) / 2
         assert len(winning) == exact.winning
         assert exact.value == float(claim == exact.truth)  # the theorem: 1 if true, else 0
+        if claim == exact.truth:  # the one winning final claim is the true configuration
+            true_final = tm.advance(tm.initial(), inst.steps)
+            assert winning == [game.rules.action_of(true_final)]
     return exact.truth
 
 
@@ -126,8 +131,13 @@ def _agree_cross(inst: TuringInstance) -> int:
         game = load_game("cross-examination", **inst.params(), claim=claim)
         values = position_values(game)
         root = values[str(game.new_initial_state())]
-        winning = [k for k, v in values.items() if k.startswith("B challenge") and v == 1.0]
+        winning = sorted(
+            [int(e) for e in k.split("entries=")[1].split(",")]
+            for k, v in values.items()
+            if k.startswith("B challenge") and v == 1.0
+        )
         assert root == 2 * exact.value - 1 and len(winning) == exact.winning
+        assert winning == surviving_transcripts(tableau, claim).tolist()  # the same ones
         assert exact.value == float(claim == exact.truth)
     return exact.truth
 
