@@ -44,7 +44,7 @@ def test_the_game_declares_a_perfect_information_zero_sum_game() -> None:
 def test_random_simulation_passes_openspiel_checks(protocol: str, claim: int) -> None:
     for inst in TuringFamily(space=3, max_steps=64).split(claim + 10, 3, 0)[0]:
         game = load_game(protocol, **inst.params(), claim=claim, horizon=64)
-        pyspiel.random_sim_test(game, num_sims=5, serialize=False, verbose=False)
+        pyspiel.random_sim_test(game, num_sims=5, serialize=True, verbose=False)
 
 
 def test_observations_come_through_openspiel() -> None:
