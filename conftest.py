@@ -46,8 +46,11 @@ if not importlib.util.find_spec("inspect_ai"):  # the 'language' extra
             "_inspect_registry",
         )
     ]
-if not all(importlib.util.find_spec(m) for m in ("pyspiel", "pettingzoo")):  # 'selfplay'
-    collect_ignore_glob += [f"src/proofgames/selfplay/{m}.py" for m in ("openspiel", "pettingzoo")]
+collect_ignore_glob += [  # the 'selfplay' extra: each adapter needs its library
+    f"src/proofgames/selfplay/{module}.py"
+    for module, needs in (("openspiel", "pyspiel"), ("pettingzoo", "pettingzoo"))
+    if not importlib.util.find_spec(needs)
+]
 collect_ignore_glob.append("src/proofgames/judge/migrations/*")
 if not all(importlib.util.find_spec(m) for m in ("fastapi", "sqlalchemy", "alembic", "argon2")):
     collect_ignore_glob += ["src/proofgames/judge/*", "tests/judge/judge_support.py"]
