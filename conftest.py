@@ -4,7 +4,8 @@ The ``browser`` and ``postgres`` tests need Debian's Chromium and PostgreSQL: th
 only when the ``-m`` expression names them (``pytest -m 'browser or postgres'``), so
 ``pytest`` and the quick loop ``pytest -m "not slow" -n 2`` leave them out alike.
 
-The PyTorch subpackage needs torch; the judge server needs the ``judge`` extra; Alembic
+The PyTorch subpackage needs torch; the judge server needs the ``judge`` extra;
+the OpenSpiel and PettingZoo adapters need the ``selfplay`` extra; Alembic
 runs the judge's migration scripts itself (importing ``env.py`` outside Alembic fails).
 """
 
@@ -45,6 +46,11 @@ if not importlib.util.find_spec("inspect_ai"):  # the 'language' extra
             "_inspect_registry",
         )
     ]
+collect_ignore_glob += [  # the 'selfplay' extra: each adapter needs its library
+    f"src/proofgames/selfplay/{module}.py"
+    for module, needs in (("openspiel", "pyspiel"), ("pettingzoo", "pettingzoo"))
+    if not importlib.util.find_spec(needs)
+]
 collect_ignore_glob.append("src/proofgames/judge/migrations/*")
 if not all(importlib.util.find_spec(m) for m in ("fastapi", "sqlalchemy", "alembic", "argon2")):
     collect_ignore_glob += ["src/proofgames/judge/*", "tests/judge/judge_support.py"]

@@ -51,6 +51,11 @@ EXPECTED: dict[str, list[str]] = {
     "distributed.md-0": [r"honest 676064 0\.675\d* 0\.676\d*", r"abort-at 1000000 0\.9999\d* 1\.0"],
     "pvg.md-0": [r"\{'prover': \(1\.0, 1\.0\), 'messages': \(1\.0, 1\.0\)\}"],
     "wire.md-0": [r"A program:standalone_bisection_prover\.py"],
+    "selfplay.md-0": [
+        r"TuringInstance\(program='0RA0LB_1RZ1LB', space=2, origin=0, steps=4\) truth 0",
+        r"0 1\.0 1\.0",
+        r"1 -1\.0 0\.0",
+    ],
 }
 MARKS = {
     "distributed.md-0": [pytest.mark.dask, pytest.mark.slow],
@@ -60,6 +65,7 @@ MARKS = {
     "README.md-1": [pytest.mark.slow],
     "extending.md-0": [pytest.mark.slow],
     "README.md-0": [pytest.mark.slow],
+    "selfplay.md-0": [pytest.mark.slow],
 }
 
 

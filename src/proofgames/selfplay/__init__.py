@@ -1,0 +1,29 @@
+"""The debate protocols as self-play games: OpenSpiel games and PettingZoo environments.
+
+* :mod:`~proofgames.selfplay.rules`: a protocol's rules as pure functions over immutable
+  states (legal actions, transitions, V's verdict, observations), and their registry;
+* :mod:`~proofgames.selfplay.bisection`: bisection (Figure 3) as such rules;
+* :mod:`~proofgames.selfplay.cross_examination`: cross-examination (Figure 4) on a Turing
+  machine's tableau;
+* :mod:`~proofgames.selfplay.family`: small Turing machines generated, and held out, by seed;
+* :mod:`~proofgames.selfplay.openspiel`: the rules registered as OpenSpiel games, and their
+  exact values from OpenSpiel's minimax solver (needs the ``selfplay`` extra);
+* :mod:`~proofgames.selfplay.pettingzoo`: a PettingZoo AEC environment over a family
+  (needs the ``selfplay`` extra).
+
+Importing this package imports neither OpenSpiel nor PettingZoo.  See ``docs/selfplay.md``.
+"""
+
+from . import bisection, cross_examination  # each registers its rules
+from .family import TuringFamily, TuringInstance
+from .rules import Rules, make_rules, rules_names
+
+__all__ = [
+    "Rules",
+    "bisection",
+    "cross_examination",
+    "TuringFamily",
+    "TuringInstance",
+    "make_rules",
+    "rules_names",
+]
