@@ -16,10 +16,11 @@ field is refused naming the file and the line, and a file with no records is an 
   the ``test.jsonl`` format, shipped with the package for the offline demo.
 
 The GSM8K files are not shipped: download them from openai/grade-school-math and pass
-the path (a file, or the folder holding it).  :func:`load_gsm8k` reads either kind as
-solutions to debate: model solutions with their labels; problems as the reference
-solution (correct) and, where the last step's annotation gives the answer, the same
-solution with a slip planted there (:func:`plant_slip`; wrong).
+the path (a file, or the folder holding it), or name the Hugging Face data set with
+``hf:`` (:func:`hf_problems`; online, with the ``datasets`` package).  :func:`load_gsm8k`
+reads either kind as solutions to debate: model solutions with their labels; problems as
+the reference solution (correct) and, where the last step's annotation gives the answer,
+the same solution with a slip planted there (:func:`plant_slip`; wrong).
 
 Example:
     >>> import json, tempfile, pathlib
@@ -37,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,6 +46,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from ..errors import ProofgamesError
+from ..reporting import write_atomic
 from ..reporting.reading import DATA_LIMIT, ReadError, read_bytes
 from .parsers import ANNOTATION, parse_gsm8k
 from .transcript import NUMBER, StepTranscript, TranscriptFormatError, same_value
@@ -83,6 +86,73 @@ class GSM8KSolution:
     is_correct: bool
     transcript: StepTranscript | None
     parse_error: str = ""
+
+
+HF_PREFIX = "hf:"
+HF_DEFAULT = ("openai/gsm8k", "main", "test")
+"""The Hugging Face data set, configuration and split that ``hf:`` alone names."""
+CACHE_ENV = "PROOFGAMES_CACHE"
+"""Where ``hf:`` downloads are kept (default ``~/.cache/proofgames``)."""
+
+
+def hf_problems(spec: str, cache: str | Path | None = None) -> Path:
+    """GSM8K problems from Hugging Face as a local ``test.jsonl``, downloaded once.
+
+    ``spec`` is ``hf:`` (openai/gsm8k, configuration ``main``, split ``test``) or
+    ``hf:NAME[:CONFIG[:SPLIT]]``. The rows (``question`` and ``answer`` strings, nothing
+    else kept) are written once to ``CACHE/gsm8k/<name>-<config>-<split>.jsonl`` and read
+    from there as strictly as any file. It needs the ``datasets`` package (``pip install
+    datasets``) and the network the first time; later runs read the cached file.
+
+    Raises:
+        DataError: A malformed spec; ``datasets`` missing; the download failing (the
+            cause is named); a row without ``question`` and ``answer`` strings.
+
+    Example:
+        >>> hf_problems("hf:a:b:c:d")
+        Traceback (most recent call last):
+        ...
+        proofgames.language.gsm8k.DataError: 'hf:a:b:c:d': give hf:[NAME[:CONFIG[:SPLIT]]]
+    """
+    parts = spec.removeprefix(HF_PREFIX).split(":") if spec != HF_PREFIX else []
+    safe = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+    if len(parts) > 3 or not all(safe.fullmatch(x) and ".." not in x for x in parts):
+        raise DataError(f"{spec!r}: give hf:[NAME[:CONFIG[:SPLIT]]]")
+    name, config, split = (*parts, *HF_DEFAULT[len(parts) :])
+    root = Path(cache or os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "proofgames")
+    file = root / "gsm8k" / f"{name}-{config}-{split}.jsonl".replace("/", "--")
+    if not file.is_file():
+        rows = _hf_rows(name, config, split)
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DataError(f"cannot keep the download in {file.parent}: {exc.strerror}") from None
+        write_atomic(file, "".join(json.dumps(r) + "\n" for r in rows))
+    return file
+
+
+def _hf_rows(name: str, config: str, split: str) -> list[dict[str, str]]:
+    """``question`` and ``answer`` of every row of the split (``datasets``)."""
+    try:
+        import datasets  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise DataError(
+            "hf: data needs the Hugging Face 'datasets' package (pip install datasets) and"
+            " the network; or download test.jsonl and pass its path"
+        ) from None
+    try:
+        rows = list(datasets.load_dataset(name, config, split=split))
+    except Exception as exc:  # any failure of the download, named
+        where = f"{name} ({config}, {split})"
+        raise DataError(f"could not load {where} from Hugging Face: {exc}") from exc
+    out = []
+    for n, row in enumerate(rows, start=1):
+        if not (isinstance(row.get("question"), str) and isinstance(row.get("answer"), str)):
+            raise DataError(f"{name} ({split}), row {n}: no 'question' and 'answer' strings")
+        out.append({"question": row["question"], "answer": row["answer"]})
+    if not out:
+        raise DataError(f"{name} ({config}, {split}) has no rows: it measures nothing")
+    return out
 
 
 def solutions_path(path: str | Path) -> Path:
@@ -329,6 +399,8 @@ def load_gsm8k(path: str | Path | None = None, limit: int | None = None) -> list
         >>> len(sols), sum(s.is_correct for s in sols)
         (24, 12)
     """
+    if path is not None and str(path).startswith(HF_PREFIX):
+        path = hf_problems(str(path))
     file = data_path(DEMO_PROBLEMS if path is None else path)
     first = next(_records(file, 1))[2]
     if "answer" not in first:
