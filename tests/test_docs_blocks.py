@@ -21,6 +21,7 @@ BLOCKS = [
     ("docs/performance.md", "bench:pvg-exact"),  # benchmarks/bench_pvg_exact.py
     ("docs/performance.md", "bench:pvg-needle"),  # benchmarks/bench_pvg_needle.py
     ("docs/performance.md", "bench:executors"),  # benchmarks/bench_executors.py
+    ("docs/performance.md", "bench:startup"),  # benchmarks/bench_startup.py --publish
 ]
 
 
