@@ -22,6 +22,7 @@ BLOCKS = [
     ("docs/performance.md", "bench:pvg-needle"),  # benchmarks/bench_pvg_needle.py
     ("docs/performance.md", "bench:executors"),  # benchmarks/bench_executors.py
     ("docs/performance.md", "bench:selfplay"),  # benchmarks/bench_selfplay_env.py
+    ("docs/performance.md", "bench:startup"),  # benchmarks/bench_startup.py --publish
 ]
 
 

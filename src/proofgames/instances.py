@@ -26,8 +26,8 @@ from . import plugins
 from ._registry import NameRegistry
 from .errors import ProofgamesError
 from .machines import TableauTranscript, TuringMachine
-from .machines.examples import get_example
-from .machines.turing import check_steps
+from .machines.examples import get_example, recorded_window
+from .machines.turing import Span, check_steps, parse_tm
 from .protocols import get_protocol, protocol_names
 from .protocols._catalog import Instance
 
@@ -44,12 +44,17 @@ class InstanceKind:
             isolated prover rebuilds the instance under the same limit.
         wrap: ``wrap(target)``: the :class:`Instance` of an object built in code (say, a
             machine passed to an experiment), or ``None`` if the kind takes specs only.
+        rebuild: ``rebuild(description)``: the instance an isolated prover builds from the
+            description in V's hello without V's set-up work (a Turing machine's window is
+            in it: the prover does not run the machine to find it again); ``None``, or a
+            ``rebuild`` that returns ``None``, resolves the description's spec again.
     """
 
     name: str
     resolve: Callable[..., Instance]
     options: tuple[str, ...] = ()
     wrap: Callable[[Any], Instance] | None = None
+    rebuild: Callable[[dict[str, Any]], Instance | None] | None = None
 
 
 _KINDS: NameRegistry[InstanceKind] = NameRegistry("instance kind")
@@ -197,24 +202,40 @@ def _size(n_bytes: int) -> str:
     return f"{n_bytes / 10**6:,.1f} MB"
 
 
+def _program_text(spec: str) -> tuple[str, int | None]:
+    """The program text of ``tm:<text>`` or of a plain-TM example, and its default T."""
+    if spec.startswith("tm:"):
+        return spec[3:], None
+    example = get_example(spec)
+    if example.kind != "tm":
+        raise ProofgamesError(f"example {spec!r} is a {example.kind} example, not a plain TM")
+    return example.build(), example.steps
+
+
 def turing_machine(
     spec: str, steps: int | None, max_steps: int | None = None
 ) -> tuple[TuringMachine, int]:
-    """The machine named by ``tm:<text>`` or a plain-TM example, sized for its run."""
-    if spec.startswith("tm:"):
-        text, default_steps = spec[3:], None
-    else:
-        example = get_example(spec)
-        if example.kind != "tm":
-            raise ProofgamesError(f"example {spec!r} is a {example.kind} example, not a plain TM")
-        text, default_steps = example.build(), example.steps
+    """The machine named by ``tm:<text>`` or a plain-TM example, sized for its run.
+
+    Sizing runs the machine once, unless the program's window at T is recorded
+    (:func:`~proofgames.machines.examples.recorded_window`: the named Busy Beavers).
+
+    Example:
+        >>> tm, t = turing_machine("bb5", None)  # recorded: no run of 47,176,870 steps
+        >>> t, tm.size, tm.origin, tm.known_output
+        (47176870, 12289, 12243, 1)
+    """
+    text, default_steps = _program_text(spec)
     t = steps if steps is not None else default_steps
     if t is None:
         raise ProofgamesError("give --steps T for a machine given as tm:<text>")
     if t <= 0:
         raise ProofgamesError(f"--steps must be positive, got {t}")
     check_tm_steps(t, max_steps)
-    return TuringMachine.sized(text, t, name=spec if not spec.startswith("tm:") else None), t
+    window = recorded_window(text.strip(), t)
+    span = None if window is None else Span(window[0], window[1], True)
+    name = spec if not spec.startswith("tm:") else None
+    return TuringMachine.sized(text, t, name=name, span=span), t
 
 
 def _turing(
@@ -236,12 +257,21 @@ def _turing(
             desc["max_steps"] = max_steps
         return Instance(spec, tm.name, kind, target, t, truth, oracle, description=desc)
     tm, t = turing_machine(spec, steps, max_steps)
+    return _turing_instance(kind, spec, tm, t, max_steps)
+
+
+def _turing_instance(
+    kind: str, spec: str, tm: TuringMachine, t: int, max_steps: int | None
+) -> Instance:
+    # one step loads the compiled engine (numba's cache, ~0.3 s in a fresh process) here,
+    # in set-up, not in a prover's first call (sizing by a run used to do it)
+    tm.run_steps(tm.initial(), 1)
     target = tm if kind == "configuration" else TableauTranscript(tm, t)
-    desc = {
+    desc: dict[str, Any] = {
         "kind": "turing-machine",
         "spec": spec,
         "steps": t,
-        "program": tm.program.text if hasattr(tm.program, "text") else spec[3:],
+        "program": tm.program.text,
         "space": tm.size,
         "origin": tm.origin,
         "states": tm.program.states,
@@ -252,6 +282,53 @@ def _turing(
     if max_steps is not None:
         desc["max_steps"] = max_steps
     return Instance(spec, tm.name, kind, target, t, tm.known_output, description=desc)
+
+
+def _rebuild_turing(kind: str, description: dict[str, Any]) -> Instance | None:
+    """A plain Turing machine's instance from V's description, without running it.
+
+    The window (``space``, ``origin``) is V's: V sized it (a run, or a recorded window)
+    and checks every configuration against its own machine, so no prover's window ever
+    reaches V's verdict.  Here it is checked for what can be checked without a run: it
+    fits a run of T steps, and a named example's window is its recorded one.
+
+    Raises:
+        ProofgamesError: the description is not one V could have sent, with the reason.
+    """
+    if description.get("kind") != "turing-machine":
+        return None  # an oracle machine: its spec is resolved again
+    spec = description["spec"]
+    t, space, origin = (_positive(description, k) for k in ("steps", "space", "origin"))
+    max_steps = description.get("max_steps")
+    if max_steps is not None:
+        _positive(description, "max_steps")
+    text = _program_text(spec)[0]
+    check_tm_steps(t, max_steps)
+    if description.get("program") != parse_tm(text).text:
+        raise ProofgamesError(f"the hello's program is not the one {spec!r} names")
+    if space > t + 1 or origin >= space:
+        raise ProofgamesError(
+            f"the hello's tape window (space {space}, origin {origin}) is not the window of "
+            f"a run of T = {t:,} steps (at most T + 1 cells, the origin inside)"
+        )
+    window = recorded_window(parse_tm(text).text, t)
+    if window is not None and (space, origin) != (window[1] - window[0] + 1, -window[0]):
+        raise ProofgamesError(
+            f"the hello's tape window (space {space}, origin {origin}) is not {spec}'s "
+            f"recorded window at T = {t:,} (space {window[1] - window[0] + 1}, "
+            f"origin {-window[0]})"
+        )
+    tm = TuringMachine(text, space, origin, name=None if spec.startswith("tm:") else spec)
+    tm.known_output = None if window is None else 1
+    return _turing_instance(kind, spec, tm, t, max_steps)
+
+
+def _positive(description: dict[str, Any], key: str) -> int:
+    """``description[key]`` as an int, refused unless it is one (``origin`` may be 0)."""
+    value, least = description.get(key), 0 if key == "origin" else 1
+    if type(value) is not int or value < least:
+        raise ProofgamesError(f"the hello's {key} must be an integer >= {least}, got {value!r}")
+    return value
 
 
 def _sat(spec: str, max_sat_work: int | None = None) -> Instance:
@@ -313,8 +390,18 @@ def _panel(spec: str, max_steps: int | None = None) -> Instance:
 
 
 for _kind in (
-    InstanceKind("configuration", partial(_turing, "configuration"), ("steps", "max_steps")),
-    InstanceKind("transcript", partial(_turing, "transcript"), ("steps", "max_steps")),
+    InstanceKind(
+        "configuration",
+        partial(_turing, "configuration"),
+        ("steps", "max_steps"),
+        rebuild=partial(_rebuild_turing, "configuration"),
+    ),
+    InstanceKind(
+        "transcript",
+        partial(_turing, "transcript"),
+        ("steps", "max_steps"),
+        rebuild=partial(_rebuild_turing, "transcript"),
+    ),
     InstanceKind("witness", _sat, ("max_sat_work",)),
     InstanceKind(
         "stochastic", _stochastic, ("max_steps",), lambda m: _stochastic_instance(m, m.name)

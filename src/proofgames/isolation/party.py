@@ -2,7 +2,8 @@
 
 Runs one registered strategy as a separate process that speaks the wire format of
 ``docs/wire.md`` on its stdin and stdout.  It reads the hello, rebuilds the instance from
-its plain description (:func:`proofgames.harness.resolve_instance`), builds its *own*
+its plain description (a Turing machine from its program and V's window, without running
+it; other kinds by :func:`proofgames.harness.resolve_instance`), builds its *own*
 :class:`~proofgames.protocols.GameContext` (its own machine, its own oracle ledger, its
 own ``np.random.default_rng(seed)``), answers ``{"type": "ready"}``, and then serves V's
 calls one by one: each call's plain arguments are decoded into the typed objects the
@@ -75,12 +76,18 @@ class Channel:
 
 
 def rebuild_instance(protocol: str, description: object) -> Instance:
-    """The instance V described, rebuilt here; refuse if the rebuild differs."""
+    """The instance V described, rebuilt here; refuse if the rebuild differs.
+
+    A kind that can (a plain Turing machine) builds it from the description alone, without
+    V's set-up work (:attr:`~proofgames.instances.InstanceKind.rebuild`).
+    """
     if type(description) is not dict or type(description.get("spec")) is not str:
         raise ProtocolError("the hello's instance has no spec to rebuild it from")
     kind = get_instance_kind(get_protocol(protocol).instance)
-    limits = {k: description[k] for k in kind.options if description.get(k) is not None}
-    inst = resolve_instance(protocol, description["spec"], **limits)
+    inst = None if kind.rebuild is None else kind.rebuild(description)
+    if inst is None:
+        limits = {k: description[k] for k in kind.options if description.get(k) is not None}
+        inst = resolve_instance(protocol, description["spec"], **limits)
     if inst.description != description:
         raise ProtocolError(f"the instance rebuilt here differs from V's: {inst.description}")
     return inst

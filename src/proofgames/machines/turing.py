@@ -247,13 +247,16 @@ class TuringMachine(ConfigurationMachine):
         query_states: Sequence[str] = (),
         query_width: int = 1,
         name: str | None = None,
+        span: Span | None = None,
     ) -> TuringMachine:
         """Build a machine whose window is exactly the cells used in its first ``steps`` steps.
 
-        This runs the machine once (instance set-up, not prover work).
+        This runs the machine once (instance set-up, not prover work), unless ``span``,
+        the run's :func:`measure_span` known beforehand (a recorded one), is given.
         """
         prog = parse_tm(program) if isinstance(program, str) else program
-        span = measure_span(prog, steps, tape_input, oracle, query_states, query_width)
+        if span is None:
+            span = measure_span(prog, steps, tape_input, oracle, query_states, query_width)
         machine = cls(
             prog, span.hi - span.lo + 1, -span.lo, tape_input, query_states, query_width, name
         )

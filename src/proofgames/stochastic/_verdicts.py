@@ -59,6 +59,8 @@ def announcement_interval(check: Check, estimate: FloatArray) -> tuple[FloatArra
 
     Found by bisection over the floats between 0 and the estimate, and between it and 1 (the
     comparison is monotone on each side; non-negative floats order as their bit patterns).
+    The bisection starts from a few floats either side of ``estimate -+ threshold``, checked
+    to hold the end (else from the whole side), so it takes a handful of comparisons, not 64.
 
     Raises:
         ProtocolError: if a window is empty (a threshold of 0 with a strict ``<``).
@@ -70,18 +72,34 @@ def announcement_interval(check: Check, estimate: FloatArray) -> tuple[FloatArra
     def passes(bits: IntArray) -> NDArray[np.bool_]:
         return check.passes(x, bits.view(np.float64))
 
-    lo, hi = np.zeros(x.shape, dtype=np.int64), x.view(np.int64).copy()
+    xb, one = x.view(np.int64), np.float64(1.0).view(np.int64)
+    lo, hi = _bracket(x, -check.threshold, 0.0, x)
+    held = (passes(hi) & ((lo == 0) | ~passes(np.maximum(lo - 1, 0)))).astype(bool)
+    lo, hi = np.where(held, lo, 0), np.where(held, hi, xb)
     while (lo < hi).any():  # least passing float in [0, x]
         mid = lo + (hi - lo) // 2
         ok = passes(mid)
         lo, hi = np.where(ok, lo, mid + 1), np.where(ok, mid, hi)
     lower = lo.view(np.float64)
-    lo, hi = x.view(np.int64).copy(), np.full(x.shape, np.float64(1.0).view(np.int64))
+    lo, hi = _bracket(x, check.threshold, x, 1.0)
+    held = (passes(lo) & ((hi == one) | ~passes(np.minimum(hi + 1, one)))).astype(bool)
+    lo, hi = np.where(held, lo, xb), np.where(held, hi, one)
     while (lo < hi).any():  # greatest passing float in [x, 1]
         mid = hi - (hi - lo) // 2
         ok = passes(mid)
         lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid - 1)
     return lower, lo.view(np.float64)
+
+
+def _bracket(
+    x: FloatArray, shift: float, low: FloatArray | float, high: FloatArray | float
+) -> tuple[IntArray, IntArray]:
+    """Bit patterns a few rounding errors either side of ``x + shift``, within [low, high]."""
+    guess = x + shift
+    slack = 4 * (np.spacing(x) + np.spacing(abs(shift)) + np.spacing(np.abs(guess)))
+    lo = np.clip(guess - slack, low, high).astype(np.float64) + 0.0  # never -0.0
+    hi = np.clip(guess + slack, low, high).astype(np.float64)
+    return lo.view(np.int64), hi.view(np.int64)
 
 
 def passing_range(check: Check, c: FloatArray) -> tuple[IntArray, IntArray]:
@@ -91,12 +109,19 @@ def passing_range(check: Check, c: FloatArray) -> tuple[IntArray, IntArray]:
     c = np.asarray(c, dtype=np.float64)
     lo = np.ceil((c - check.threshold) * n).astype(np.int64)
     hi = np.floor((c + check.threshold) * n).astype(np.int64)
+    for _ in range(_FIX):  # a round that moves nothing would be repeated unchanged: stop
+        down = check.passes((lo - 1) / n, c) & (lo > 0)
+        up = check.passes((hi + 1) / n, c) & (hi < n)
+        if not (down.any() or up.any()):
+            break
+        lo, hi = np.where(down, lo - 1, lo), np.where(up, hi + 1, hi)
     for _ in range(_FIX):
-        lo = np.where(check.passes((lo - 1) / n, c) & (lo > 0), lo - 1, lo)
-        hi = np.where(check.passes((hi + 1) / n, c) & (hi < n), hi + 1, hi)
-    for _ in range(_FIX):
-        lo = np.where(~check.passes(lo / n, c) & (lo <= hi), lo + 1, lo)
-        hi = np.where(~check.passes(hi / n, c) & (hi >= lo), hi - 1, hi)
+        raise_lo = ~check.passes(lo / n, c) & (lo <= hi)
+        lo = np.where(raise_lo, lo + 1, lo)
+        lower_hi = ~check.passes(hi / n, c) & (hi >= lo)
+        if not (raise_lo.any() or lower_hi.any()):
+            break
+        hi = np.where(lower_hi, hi - 1, hi)
     return np.clip(lo, 0, n + 1), np.clip(hi, -1, n)
 
 
@@ -110,12 +135,17 @@ def pass_probability(check: Check, p: FloatArray | float, c: FloatArray) -> Floa
     if check.samples is None:
         return check.passes(np.asarray(p, dtype=np.float64), c).astype(np.float64)
     lo, hi = passing_range(check, c)
-    p, lo, hi = np.broadcast_arrays(np.asarray(p, dtype=np.float64), lo, hi)
-    inside = np.zeros(p.shape)
-    for q in np.unique(p).tolist():
-        at = p == q
-        table = _cdf(check.samples, q)
-        inside[at] = table.at(hi[at]) - table.at(lo[at] - 1)
+    p = np.asarray(p, dtype=np.float64)
+    if p.ndim == 0 and not np.isnan(p):  # one p (the optimal adversaries'): no sort, no masks
+        table = _cdf(check.samples, float(p))
+        inside = table.at(hi) - table.at(lo - 1)
+    else:
+        p, lo, hi = np.broadcast_arrays(p, lo, hi)
+        inside = np.zeros(p.shape)
+        for q in np.unique(p).tolist():
+            at = p == q
+            table = _cdf(check.samples, q)
+            inside[at] = table.at(hi[at]) - table.at(lo[at] - 1)
     return np.where(hi >= lo, np.clip(inside, 0.0, 1.0), 0.0)
 
 
@@ -140,25 +170,41 @@ def _cdf(samples: int, p: float) -> _Table:
     return _Table(int(keys[0]), np.asarray(stats.binom.cdf(keys, samples, p), dtype=np.float64))
 
 
-def _first(pred: Callable[[int], bool], lo: int, hi: int) -> int:
-    """The least ``k`` in ``[lo, hi]`` with ``pred(k)``, for ``pred`` monotone and ``pred(hi)``."""
-    while lo < hi:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if pred(mid) else (mid + 1, hi)
-    return lo
+def _first(pred: Callable[[IntArray], NDArray[np.bool_]], lo: int, hi: int) -> int:
+    """The least ``k`` in ``[lo, hi]`` with ``pred(k)``, for ``pred`` monotone and ``pred(hi)``.
+
+    ``pred`` is asked about :data:`_PROBES` counts at once, so that a search over a
+    billion counts takes five vectorized calls rather than thirty single ones.
+    """
+    while True:
+        probes = np.unique(np.linspace(lo, hi, _PROBES + 1).astype(np.int64))
+        ok = np.asarray(pred(probes), dtype=bool)
+        j = int(np.argmax(ok)) if ok.any() else probes.size - 1
+        if j == 0 or probes[j] - probes[j - 1] == 1:
+            return int(probes[j])
+        lo, hi = int(probes[j - 1]) + 1, int(probes[j])
+
+
+_PROBES = 64
 
 
 def support(samples: int, p: float) -> IntArray:
     """The counts ``X`` of Binomial(samples, p) but for at most :data:`TAIL` on each side.
 
-    Found by bisection on the Binomial cdf and survival function (``scipy``'s ``isf`` is not
-    reliable this far out).
+    Found by searching the Binomial cdf and survival function (``scipy``'s ``isf`` is not
+    reliable this far out); the two ends are cached for each ``(samples, p)``.
     """
+    lo, hi = _support_ends(int(samples), float(p))
+    return np.arange(lo, hi + 1, dtype=np.int64)
+
+
+@functools.lru_cache(maxsize=4096)
+def _support_ends(samples: int, p: float) -> tuple[int, int]:
     from scipy import stats  # imported here: it takes 0.4 s
 
-    lo = _first(lambda k: float(stats.binom.cdf(k, samples, p)) > TAIL, 0, samples)
-    hi = _first(lambda k: float(stats.binom.sf(k, samples, p)) <= TAIL, 0, samples)
-    return np.arange(lo, hi + 1, dtype=np.int64)
+    lo = _first(lambda k: np.asarray(stats.binom.cdf(k, samples, p)) > TAIL, 0, samples)
+    hi = _first(lambda k: np.asarray(stats.binom.sf(k, samples, p)) <= TAIL, 0, samples)
+    return lo, hi
 
 
 def breakpoints(check: Check, p: float) -> FloatArray:

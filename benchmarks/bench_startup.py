@@ -1,0 +1,237 @@
+"""Benchmark of start-up: the whole command a user runs, against the computation alone (issue 41).
+
+Measures, in one run on this machine, each as a fresh process timed from outside
+(``time.perf_counter`` around ``subprocess.run``), min and median of ``--repeat`` runs
+taken round-robin so that a change of load touches every row alike:
+  * ``python -c "import proofgames"`` and ``proofgames --help``;
+  * ``proofgames debate bisection --machine bb5 --steps 47176870 --claim 1`` in process
+    and with ``--isolation process`` (both provers in their own processes);
+  * the floor: one run of the 47,176,870-step 5-state champion by a tight C loop compiled
+    here with ``gcc -O2`` (the loop of ``bench_deterministic.py``, one repetition; its wall
+    is its own clock, so process start is not in it).
+
+Each run records its wall time and its CPU time (the process's and its children's, from
+``getrusage``): on a shared core the wall time grows with other work, the CPU time hardly.
+
+Ratios are to the C loop's median (the whole commands) and isolated / in-process.  The load
+average (``os.getloadavg()``) is recorded before and after: on a shared machine the ratios
+move with it.  ``--baseline PATH`` times another checkout's ``src`` in the same rounds
+(before / after a change, under the same load).
+
+Prints a markdown table, or one JSON object with ``--json``; with ``--publish`` it also
+writes benchmarks/results/startup.{json,md} and the ``bench:startup`` block of
+docs/performance.md.
+Run:  .venv/bin/python benchmarks/bench_startup.py [--json] [--repeat N] [--publish]
+      [--baseline OTHER/src]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from bench_deterministic import BB5_STEPS, C_LOOP
+
+from proofgames.reporting import replace_block, write_atomic, write_json
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+IN_PROCESS = "debate bisection bb5, in process"
+ISOLATED = "debate bisection bb5, --isolation process"
+DEBATE = ["debate", "bisection", "--machine", "bb5", "--steps", str(BB5_STEPS), "--claim", "1"]
+COMMANDS: dict[str, list[str]] = {
+    'python -c "import proofgames"': [PY, "-c", "import proofgames"],
+    "proofgames --help": [PY, "-m", "proofgames", "--help"],
+    IN_PROCESS: [PY, "-m", "proofgames", *DEBATE],
+    ISOLATED: [
+        PY, "-m", "proofgames", *DEBATE, "--isolation", "process",
+    ],
+}  # fmt: skip
+
+
+Run = tuple[float, float]  # (wall seconds, CPU seconds of the process and its children)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@contextmanager
+def c_loop() -> Iterator[Callable[[], Run] | None]:
+    """Times one C run of bb5: (its own clock, its CPU); ``None`` without a C compiler."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        yield None
+        return
+    with tempfile.TemporaryDirectory() as d:
+        src, exe = Path(d) / "tm.c", Path(d) / "tm"
+        src.write_text(C_LOOP.replace("rep < 3", "rep < 1"))  # one run of the loop, not 3
+        subprocess.run([cc, "-O2", "-o", str(exe), str(src)], check=True)
+
+        def run() -> Run:
+            cpu = _children_cpu()
+            out = subprocess.run([str(exe)], capture_output=True, text=True, check=True)
+            steps, secs = out.stdout.split()
+            assert int(steps) == BB5_STEPS, steps
+            return float(secs), _children_cpu() - cpu
+
+        yield run
+
+
+def _run(argv: list[str], src: Path) -> Run:
+    """One command, start to exit, importing proofgames from ``src``: (wall, CPU) seconds.
+
+    The CPU is the process's and its children's (an isolated debate's provers included),
+    which other work on a shared core does not inflate as it does the wall time.
+    """
+    env = os.environ | {"PYTHONPATH": str(src)}
+    cpu, start = _children_cpu(), time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
+    took = time.perf_counter() - start, _children_cpu() - cpu
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr[-500:]}")
+    return took
+
+
+def _summary(runs: list[Run], floor: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"runs": runs}
+    for i, what in enumerate(("wall", "cpu")):
+        values = [r[i] for r in runs]
+        out[f"{what}_min_s"], out[f"{what}_median_s"] = min(values), statistics.median(values)
+        out[f"{what}_over_c"] = None if floor is None else (
+            out[f"{what}_median_s"] / floor[f"{what}_median_s"]
+        )  # fmt: skip
+    return out
+
+
+def measure(repeat: int, src: Path = ROOT / "src", baseline: Path | None = None) -> dict[str, Any]:
+    """Every figure of the benchmark, round-robin: each round times the C loop once and
+    each command once in each source tree (``baseline``: another checkout, compared in
+    the same run).  One untimed run of each command first warms the caches."""
+    trees = {"this": src} | ({} if baseline is None else {"baseline": baseline})
+    runs: dict[str, dict[str, list[Run]]] = {t: {n: [] for n in COMMANDS} for t in trees}
+    floor_runs: list[Run] = []
+    load_before = os.getloadavg()
+    with c_loop() as c_run:
+        for argv in COMMANDS.values():
+            for path in trees.values():
+                _run(argv, path)
+        for _ in range(repeat):
+            if c_run is not None:
+                floor_runs.append(c_run())
+            for name, argv in COMMANDS.items():
+                for tree, path in trees.items():
+                    runs[tree][name].append(_run(argv, path))
+    load_after = os.getloadavg()
+    floor = _summary(floor_runs, None) if floor_runs else None
+    rows = {tree: {name: _summary(r, floor) for name, r in per.items()}
+            for tree, per in runs.items()}  # fmt: skip
+    machine = {"cpus": os.cpu_count(), "python": platform.python_version(),
+               "platform": platform.platform(),
+               "cpu_affinity": sorted(os.sched_getaffinity(0))}  # fmt: skip
+    return {
+        "machine": machine, "repeat": repeat, "src": str(src),
+        "baseline": None if baseline is None else str(baseline),
+        "load_average_before": load_before, "load_average_after": load_after,
+        "c_loop": floor, "commands": rows["this"], "baseline_commands": rows.get("baseline"),
+        "isolated_over_in_process": {
+            tree: {what: r[ISOLATED][f"{what}_median_s"] / r[IN_PROCESS][f"{what}_median_s"]
+                   for what in ("wall", "cpu")}
+            for tree, r in rows.items()
+        },
+    }  # fmt: skip
+
+
+def table(res: dict[str, Any]) -> str:
+    """The results as markdown."""
+    c, base = res["c_loop"], res["baseline_commands"]
+    la, lb = res["load_average_before"], res["load_average_after"]
+    lines = [
+        f"Whole commands, each a fresh process timed from outside, {res['repeat']} runs each "
+        f"(round-robin with the C loop); load average {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f} "
+        f"before, {lb[0]:.2f} / {lb[1]:.2f} / {lb[2]:.2f} after; CPUs "
+        f"{res['machine']['cpu_affinity']} of {res['machine']['cpus']}. Wall: start to exit; "
+        "CPU: the process and its children (not inflated by other work on the core).",
+        "",
+        "| command | wall min | wall median | wall / C | CPU median | CPU / C |"
+        + (" baseline: wall median | CPU median | CPU / C |" if base else ""),
+        "|---|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if base else ""),
+    ]
+    if c is not None:
+        lines.append(
+            f"| floor: bb5 ({BB5_STEPS:,} steps), one C loop run, gcc -O2 (wall: its own "
+            f"clock) | {c['wall_min_s']:.3f} s | {c['wall_median_s']:.3f} s | 1.00x "
+            f"| {c['cpu_median_s']:.3f} s | 1.00x |" + (" | | |" if base else "")
+        )
+    for name, r in res["commands"].items():
+        line = (
+            f"| `{name}` | {r['wall_min_s']:.3f} s | {r['wall_median_s']:.3f} s "
+            f"| {_x(r['wall_over_c'])} | {r['cpu_median_s']:.3f} s | {_x(r['cpu_over_c'])} |"
+        )
+        if base:
+            b = base[name]
+            line += (
+                f" {b['wall_median_s']:.3f} s | {b['cpu_median_s']:.3f} s | {_x(b['cpu_over_c'])} |"
+            )
+        lines.append(line)
+    iso = res["isolated_over_in_process"]
+    said = [
+        ("" if base is None else f"{tree}: ") + f"wall {v['wall']:.2f}x, CPU {v['cpu']:.2f}x"
+        for tree, v in iso.items()
+    ]
+    lines += ["", "Isolated / in-process debate (medians): " + "; ".join(said) + "."]
+    if base:
+        lines.append(f"Baseline: `{res['baseline']}`; this: `{res['src']}`.")
+    return "\n".join(lines)
+
+
+def _x(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio:.1f}x"
+
+
+def publish(res: dict[str, Any]) -> None:
+    """results/startup.{json,md} and the docs/performance.md block."""
+    results = ROOT / "benchmarks" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    write_json(results / "startup.json", res, indent=2)
+    md = (
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, CPython "
+        f"{platform.python_version()} (`.venv/bin/python benchmarks/bench_startup.py "
+        f"--publish`).\n\n" + table(res)
+    )
+    write_atomic(results / "startup.md", md + "\n")
+    replace_block(ROOT / "docs" / "performance.md", "bench:startup", md)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each command")
+    parser.add_argument("--publish", action="store_true", help="write results and docs block")
+    parser.add_argument(
+        "--src", type=Path, default=ROOT / "src", help="the source tree to measure (default: ours)"
+    )
+    parser.add_argument("--baseline", type=Path, help="another source tree, timed in the same run")
+    args = parser.parse_args()
+    res = measure(args.repeat, args.src.resolve(), args.baseline and args.baseline.resolve())
+    print(json.dumps(res, indent=2) if args.json else table(res))
+    if args.publish:
+        publish(res)
+
+
+if __name__ == "__main__":
+    main()
