@@ -12,6 +12,22 @@ import subprocess
 import sys
 
 HEAVY = ("scipy.stats", "torch", "inspect_ai", "matplotlib.pyplot", "dask.distributed")
+LIBRARY_HEAVY = (
+    "torch", "scipy.stats", "matplotlib", "fastapi", "inspect_ai", "sqlalchemy", "pyspiel",
+    "pettingzoo", "numba",
+)  # fmt: skip
+
+
+def test_importing_the_library_loads_none_of_its_heavy_dependencies() -> None:
+    """``import proofgames`` (issue 41): no PyTorch, SciPy statistics, matplotlib, web
+    framework, Inspect AI, database layer, self-play library or compiler."""
+    code = (
+        "import json, sys\n"
+        "import proofgames\n"
+        f"print(json.dumps([m for m in {LIBRARY_HEAVY!r} if m in sys.modules]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
 
 
 def test_importing_the_cli_loads_no_heavy_library() -> None:
