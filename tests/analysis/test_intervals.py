@@ -78,3 +78,18 @@ def test_an_attack_result_reports_its_intervals_in_its_json():
     assert saved["precision"] == pytest.approx(clopper_pearson_interval(1000, 1563), abs=1e-6)
     assert saved["specificity"] == pytest.approx(clopper_pearson_interval(437, 1000), abs=1e-6)
     assert saved["precision"][0] < result.precision < saved["precision"][1]
+
+
+def test_the_intervals_equal_scipy_stats_quantiles_bit_for_bit():
+    """Computed through scipy.special (faster to import), they are scipy.stats' own."""
+    for n in (1, 7, 60, 1000, 2_000):
+        for k in sorted({0, 1, n // 3, n // 2, n - 1, n}):
+            for conf in (0.9, 0.95, 0.99):
+                a = 1 - conf
+                lo = 0.0 if k == 0 else float(stats.beta.ppf(a / 2, k, n - k + 1))
+                hi = 1.0 if k == n else float(stats.beta.ppf(1 - a / 2, k + 1, n - k))
+                assert clopper_pearson_interval(k, n, conf) == (lo, hi)
+    z = float(stats.norm.ppf(0.975))
+    lo, hi = wilson_interval(30, 100)
+    centre = (0.3 + z * z / 200) / (1 + z * z / 100)
+    assert abs((lo + hi) / 2 - centre) < 1e-15

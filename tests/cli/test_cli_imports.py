@@ -47,3 +47,18 @@ def test_an_estimate_still_gets_its_interval_from_scipy() -> None:
     assert lo == 0.0 and abs(hi - (1 - 0.025 ** (1 / 10))) < 1e-12  # closed form at 0 successes
     wlo, whi = wilson_interval(5, 10)
     assert 0.0 < wlo < 0.5 < whi < 1.0 and abs((wlo + whi) / 2 - 0.5) < 1e-12
+
+
+def test_an_estimate_on_a_majority_machine_runs_without_scipy_stats() -> None:
+    """Issue 41: ``estimate`` built the machine's K and its interval with scipy.stats
+    (0.4-1 s to import for one binomial); the votes' tail is exact rational arithmetic
+    up to 64 votes, and the interval uses scipy.special."""
+    code = (
+        "import json, sys\n"
+        "from proofgames.cli import app\n"
+        "sys.argv = ['proofgames', 'estimate', '--machine', 'majority:n=5', '--debates', '200']\n"
+        "try:\n    app()\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps('scipy.stats' in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) is False

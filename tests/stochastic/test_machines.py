@@ -209,3 +209,26 @@ def test_registration_refuses_duplicates_and_registers_new_machines() -> None:
         assert stochastic_machine_description("test-coin-flip") == "A test machine: one query."
     finally:
         machines_module._MACHINES._items.pop("test-coin-flip")
+
+
+def test_the_votes_tail_is_the_exact_binomial_tail_rounded_once():
+    """Up to 64 votes P[Binomial(n, p) >= k] is summed in rationals (no scipy.stats)."""
+    from fractions import Fraction
+    from math import comb
+
+    from scipy import stats
+
+    from proofgames.stochastic._machine_parts import _tail
+
+    for n, k, p in [
+        (5, 3, 0.6),
+        (3, 2, 0.7),
+        (64, 33, 0.51),
+        (1, 1, 0.3),
+        (9, 0, 0.2),
+        (9, 10, 0.2),
+    ]:
+        x = Fraction(p)
+        exact = sum(comb(n, j) * x**j * (1 - x) ** (n - j) for j in range(max(k, 0), n + 1))
+        assert _tail(n, k, p) == float(exact)
+        assert abs(_tail(n, k, p) - float(stats.binom.sf(k - 1, n, p))) <= 4e-16

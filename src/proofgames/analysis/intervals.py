@@ -31,10 +31,10 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     Raises:
         ProtocolError: ``n`` is not positive, or ``successes`` is outside ``[0, n]``.
     """
-    from scipy import stats  # imported here: it takes 0.4 s
+    from scipy import special  # here: SciPy's special functions take ~0.2-0.5 s to load
 
     _check(successes, n, confidence)
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = float(special.ndtri(0.5 + confidence / 2))  # the normal quantile (norm.ppf's own)
     phat = successes / n
     denom = 1 + z * z / n
     centre = (phat + z * z / (2 * n)) / denom
@@ -50,15 +50,21 @@ def clopper_pearson_interval(
     Raises:
         ProtocolError: ``n`` is not positive, or ``successes`` is outside ``[0, n]``.
     """
-    from scipy import stats  # imported here: it takes 0.4 s
+    # the Beta quantile through the inverse regularized incomplete beta function: what
+    # scipy.stats.beta.ppf computes, without loading scipy.stats (about twice as long)
+    from scipy import special
 
     _check(successes, n, confidence)
     alpha = 1 - confidence
-    lo = 0.0 if successes == 0 else float(stats.beta.ppf(alpha / 2, successes, n - successes + 1))
+    lo = (
+        0.0
+        if successes == 0
+        else float(special.betaincinv(successes, n - successes + 1, alpha / 2))
+    )
     hi = (
         1.0
         if successes == n
-        else float(stats.beta.ppf(1 - alpha / 2, successes + 1, n - successes))
+        else float(special.betaincinv(successes + 1, n - successes, 1 - alpha / 2))
     )
     return lo, hi
 

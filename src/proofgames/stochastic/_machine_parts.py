@@ -6,7 +6,9 @@ count is known before building), and the exact K of a binomial tail.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -98,8 +100,23 @@ def _finish(b: StochasticBuilder, out: int) -> None:
         b.gate(gates.COPY, [out], "output")
 
 
+def _pmf(j: int, n: int, q: FloatArray) -> FloatArray:
+    """``P[Binomial(n, q) = j]`` for ``n <=`` :data:`_INTERPOLATE_UP_TO` (plain arithmetic).
+
+    Up to 64 votes the binomial coefficient is exact in a float to one rounding, so this
+    needs no SciPy (importing ``scipy.stats`` costs about 0.4-1 s at start-up).
+    """
+    q = np.asarray(q, dtype=np.float64)
+    return np.asarray(math.comb(n, j) * q**j * (1.0 - q) ** (n - j), dtype=np.float64)
+
+
 def _tail(n: int, k: int, p: float) -> float:
     """``P[Binomial(n, p) >= k]``."""
+    if n <= _INTERPOLATE_UP_TO:  # exact in rationals, then rounded once
+        x = Fraction(p)
+        return float(
+            sum(math.comb(n, j) * x**j * (1 - x) ** (n - j) for j in range(max(k, 0), n + 1))
+        )
     from scipy import stats  # here: importing scipy.stats costs ~0.4 s at start-up
 
     return float(stats.binom.sf(k - 1, n, p))
@@ -117,8 +134,6 @@ def _majority_k(n: int, k: int, p: float) -> tuple[float, float]:
         return tail_lipschitz(n, k, p)
 
     def deriv(q: FloatArray) -> FloatArray:
-        from scipy import stats
-
-        return np.asarray(n * stats.binom.pmf(k - 1, n - 1, q), dtype=np.float64)
+        return n * _pmf(k - 1, n - 1, q)
 
     return univariate_lipschitz(secant_from_derivative(deriv, p, n - 1), n - 1)
