@@ -14,7 +14,7 @@
 Importing this package imports neither OpenSpiel nor PettingZoo.  See ``docs/selfplay.md``.
 """
 
-from . import bisection, cross_examination  # each registers its rules
+from . import bisection, cross_examination, stochastic  # each registers its rules
 from .family import TuringFamily, TuringInstance
 from .rules import Rules, make_rules, rules_names
 
@@ -22,6 +22,7 @@ __all__ = [
     "Rules",
     "bisection",
     "cross_examination",
+    "stochastic",
     "TuringFamily",
     "TuringInstance",
     "make_rules",
