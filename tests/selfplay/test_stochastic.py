@@ -151,3 +151,60 @@ def test_bad_parameters_are_refused_with_the_reason(
 def test_an_unknown_machine_is_refused_naming_the_zoo() -> None:
     with pytest.raises(RegistryError, match="single-query"):
         StochasticRules("no-such-machine")
+
+
+def _fixed_value(rules: StochasticRules, s: StochasticNode, a: int, b: int) -> float:
+    """P[V accepts] from ``s`` when A always plays ``a`` and B always plays ``b`` (where the
+    rules let them move; chance nodes, honest parties among them, are averaged)."""
+    if s.terminal:
+        return float(s.verdict)
+    if s.player == CHANCE:
+        return sum(q * _fixed_value(rules, rules.apply(s, o), a, b)
+                   for o, q in rules.chance_outcomes(s))  # fmt: skip
+    return _fixed_value(rules, rules.apply(s, a if s.player == A else b), a, b)
+
+
+class _Constant:
+    """A protocol-side A that announces ``c`` every round (and a uniform coin share)."""
+
+    def __init__(self, c: float) -> None:
+        self.c = c
+
+    def announce(self, r: object, rng: np.random.Generator) -> np.ndarray:
+        return np.full(r.n, self.c)  # type: ignore[attr-defined]
+
+    def coin(self, r: object, rng: np.random.Generator) -> np.ndarray:
+        return rng.random(r.n)  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("machine", "params", "claim"),
+    [("single-query:p=0.8", "lean", 1), ("copy-chain:t=2,p=0.3", "lean", 0),
+     ("single-query:p=0.8", "paper", 1)],
+)  # fmt: skip
+def test_the_protocol_s_own_simulator_accepts_as_often_as_the_game_says(
+    machine: str, params: str, claim: int
+) -> None:
+    from proofgames.protocols.stochastic import play_stochastic_batch
+    from proofgames.strategies import make_strategy
+
+    debates, grid = 4000, 200
+    honest_a = make_strategy("stochastic", "A", "honest")
+    lie = 167  # announce 0.835: at B's Lean abort threshold from p = 0.8
+    pairs = [  # (a, b, A's action, B's action, protocol A, protocol B)
+        ("honest", "honest", 0, 0, honest_a, "honest"),
+        ("honest", "player", 0, 1, honest_a, "always-abort"),
+        ("honest", "player", 0, 0, honest_a, "never-abort"),
+        ("player", "honest", lie, 0, _Constant(lie / grid), "honest"),
+    ]
+    for a, b, act_a, act_b, prover_a, b_name in pairs:
+        rules = StochasticRules(machine, params=params, claim=claim, grid=grid, a=a, b=b)
+        exact = _fixed_value(rules, rules.initial(), act_a, act_b)
+        batch = play_stochastic_batch(
+            rules.machine, rules.protocol_params, claim, prover_a,
+            make_strategy("stochastic", "B", b_name), debates=debates, seed=7,
+        )  # fmt: skip
+        measured = float(np.mean(batch.verdicts))
+        sd = max(np.sqrt(exact * (1 - exact) / debates), 1 / debates)
+        assert abs(measured - exact) <= 4 * sd, (b_name, measured, exact)
