@@ -15,7 +15,12 @@ pyspiel = pytest.importorskip("pyspiel")
 
 from open_spiel.python.algorithms.minimax import expectiminimax  # noqa: E402
 
-from proofgames.selfplay.openspiel import expected_values, game_name, load_game  # noqa: E402
+from proofgames.selfplay.openspiel import (  # noqa: E402
+    expected_values,
+    game_name,
+    load_game,
+    solve,
+)
 from proofgames.selfplay.rules import A  # noqa: E402
 from proofgames.selfplay.stochastic import StochasticNode  # noqa: E402
 from proofgames.stochastic.optimal import (  # noqa: E402
@@ -132,3 +137,14 @@ def test_game_values_agree_with_the_exact_optimal_adversaries(
         assert both >= disputer.value - tol >= 3 / 5
     else:
         assert both <= liar.value + tol <= 2 / 5
+
+
+@pytest.mark.slow
+def test_when_a_chooses_its_claim_it_takes_the_better_one() -> None:
+    spec = "copy-chain:t=2,p=0.3"
+    fixed = [solve(load_game("stochastic", machine=spec, claim=c, grid=GRID)) for c in (0, 1)]
+    chosen = load_game("stochastic", machine=spec, claim=-1, grid=GRID)
+    value, table = expected_values(chosen)
+    assert solve(chosen) == value == max(fixed)
+    root = "A " + chosen.rules.describe(chosen.rules.initial())
+    assert table[root][1] == int(np.argmax(fixed)) == 0  # P[M = 0] = 0.7: claim 0
