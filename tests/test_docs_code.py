@@ -56,6 +56,12 @@ EXPECTED: dict[str, list[str]] = {
         r"0 1\.0 1\.0",
         r"1 -1\.0 0\.0",
     ],
+    "selfplay.md-1": [
+        r"honest player 0\.2",
+        r"player honest 0\.22427",
+        r"player player 0\.2",
+        r"0\.2 0\.224475",
+    ],
 }
 MARKS = {
     "distributed.md-0": [pytest.mark.dask, pytest.mark.slow],
@@ -66,6 +72,7 @@ MARKS = {
     "extending.md-0": [pytest.mark.slow],
     "README.md-0": [pytest.mark.slow],
     "selfplay.md-0": [pytest.mark.slow],
+    "selfplay.md-1": [pytest.mark.slow],
 }
 
 

@@ -8,7 +8,7 @@ pytest.importorskip("pettingzoo")
 from pettingzoo.test import api_test, seed_test
 
 from proofgames.errors import ProtocolError
-from proofgames.selfplay import TuringFamily
+from proofgames.selfplay import StochasticFamily, TuringFamily
 from proofgames.selfplay.pettingzoo import DebateEnv
 
 FAMILY = TuringFamily(space=3, max_steps=16)
@@ -136,3 +136,44 @@ def test_render_shows_the_state() -> None:
     env.reset(seed=0)
     assert env.render() == env.rules.describe(env.node)
     assert DebateEnv("bisection", FAMILY).render() is None
+
+
+# ----------------------------------------------------------- the stochastic protocol
+STOCHASTIC = StochasticFamily(grid=20)
+
+
+@pytest.mark.filterwarnings("ignore:Observation space for each agent probably")
+@pytest.mark.filterwarnings("ignore:We recommend agents to be named")
+@pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
+@pytest.mark.parametrize("claim", [-1, 0, 1])
+def test_the_stochastic_environment_passes_api_and_seed_tests(claim: int) -> None:
+    api_test(DebateEnv("stochastic", STOCHASTIC, claim=claim), num_cycles=300)
+    seed_test(lambda: DebateEnv("stochastic", STOCHASTIC, claim=claim), num_cycles=300)
+
+
+def test_stochastic_episodes_replay_from_the_seed_chance_included() -> None:
+    env = DebateEnv("stochastic", STOCHASTIC, claim=1)
+    runs = {}
+    for seed in range(30):
+        moves = _play(env, seed, policy_seed=seed)
+        reason = env.node.reason
+        assert moves == _play(env, seed, policy_seed=seed)  # chance too: the same episode
+        assert env.node.reason == reason
+        runs[seed] = (env.instance, reason.split(":")[0], tuple(moves))
+    assert {r[1][:9] for r in runs.values()} == {"B aborted", "no abort"}
+    assert len({r[0] for r in runs.values()}) == len(STOCHASTIC.machines)
+
+
+@pytest.mark.parametrize("agent", ["A", "B"])
+@pytest.mark.parametrize("bad", [10**6, -3, 0.5, "abort", None])
+def test_an_illegal_stochastic_move_is_the_agent_s_loss(agent: str, bad: object) -> None:
+    env = DebateEnv("stochastic", STOCHASTIC, claim=1)
+    env.reset(seed=1)
+    if agent == "B":
+        env.step(20)  # A announces 1.0; Lean: B moves next
+    assert env.agent_selection == agent
+    env.step(bad)
+    other = "B" if agent == "A" else "A"
+    assert env.rewards == {agent: -1.0, other: 1.0}
+    assert env.infos[agent]["forfeited_by"] == agent
+    assert env.infos[agent]["reason"].startswith(f"{agent} loses: {agent} played {bad!r}")

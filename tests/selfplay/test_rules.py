@@ -7,8 +7,8 @@ from proofgames.selfplay.rules import as_action, get_rules
 
 
 def test_both_deterministic_protocols_are_registered_with_their_defaults() -> None:
-    assert rules_names() == ["bisection", "cross-examination"]
-    for name in rules_names():
+    assert rules_names() == ["bisection", "cross-examination", "stochastic"]
+    for name in ("bisection", "cross-examination"):
         entry = get_rules(name)
         rules = make_rules(name)
         params = rules.params()
@@ -19,9 +19,21 @@ def test_both_deterministic_protocols_are_registered_with_their_defaults() -> No
         assert make_rules(name, **params).params() == params
 
 
+def test_the_stochastic_protocol_is_registered_with_its_defaults() -> None:
+    entry = get_rules("stochastic")
+    rules = make_rules("stochastic")
+    params = rules.params()
+    assert entry.chance and not get_rules("bisection").chance
+    assert params["horizon"] == rules.steps  # 0: the machine's T
+    assert {k: v for k, v in params.items() if k != "horizon"} == {
+        k: v for k, v in entry.defaults.items() if k != "horizon"
+    }
+    assert make_rules("stochastic", **params).params() == params
+
+
 def test_an_unknown_protocol_names_the_registered_ones() -> None:
-    with pytest.raises(RegistryError, match="bisection, cross-examination"):
-        make_rules("stochastic")
+    with pytest.raises(RegistryError, match="bisection, cross-examination, stochastic"):
+        make_rules("stochastic-witness")
 
 
 @pytest.mark.parametrize(

@@ -5,23 +5,30 @@
 * :mod:`~proofgames.selfplay.bisection`: bisection (Figure 3) as such rules;
 * :mod:`~proofgames.selfplay.cross_examination`: cross-examination (Figure 4) on a Turing
   machine's tableau;
-* :mod:`~proofgames.selfplay.family`: small Turing machines generated, and held out, by seed;
+* :mod:`~proofgames.selfplay.stochastic`: the stochastic protocol (Figure 1) on a small
+  stochastic machine, with chance nodes for the coin, honest A's samples and V's check;
+* :mod:`~proofgames.selfplay.family`: small Turing machines generated, and held out, by
+  seed, and a few small machines of the stochastic zoo;
 * :mod:`~proofgames.selfplay.openspiel`: the rules registered as OpenSpiel games, and their
-  exact values from OpenSpiel's minimax solver (needs the ``selfplay`` extra);
+  exact values from OpenSpiel's minimax solver or a memoized expectiminimax (needs the
+  ``selfplay`` extra);
 * :mod:`~proofgames.selfplay.pettingzoo`: a PettingZoo AEC environment over a family
   (needs the ``selfplay`` extra).
 
 Importing this package imports neither OpenSpiel nor PettingZoo.  See ``docs/selfplay.md``.
 """
 
-from . import bisection, cross_examination  # each registers its rules
-from .family import TuringFamily, TuringInstance
+from . import bisection, cross_examination, stochastic  # each registers its rules
+from .family import StochasticFamily, StochasticInstance, TuringFamily, TuringInstance
 from .rules import Rules, make_rules, rules_names
 
 __all__ = [
     "Rules",
     "bisection",
     "cross_examination",
+    "stochastic",
+    "StochasticFamily",
+    "StochasticInstance",
     "TuringFamily",
     "TuringInstance",
     "make_rules",

@@ -31,7 +31,13 @@ from numpy.typing import NDArray
 from ..errors import ProtocolError
 from ..machines.turing import TuringMachine
 
-__all__ = ["TuringFamily", "TuringInstance", "program_table"]
+__all__ = [
+    "StochasticFamily",
+    "StochasticInstance",
+    "TuringFamily",
+    "TuringInstance",
+    "program_table",
+]
 
 _LETTERS = string.ascii_uppercase
 
@@ -177,6 +183,82 @@ class TuringFamily:
                     seen.add(inst)
                     part.append(inst)
         return out
+
+
+@dataclass(frozen=True)
+class StochasticInstance:
+    """One stochastic debate: a zoo machine, its parameter set and A's announcement grid.
+
+    Attributes:
+        machine: a spec of :func:`~proofgames.make_stochastic_machine`.
+        parameters: the parameter set's name (``"lean"``, ``"paper"`` ...).
+        grid: G: A announces ``k / G`` (or its honest estimate).
+
+    Example:
+        >>> StochasticInstance("single-query:p=0.8").params()
+        {'machine': 'single-query:p=0.8', 'params': 'lean', 'grid': 100}
+
+    """
+
+    machine: str
+    parameters: str = "lean"
+    grid: int = 100
+
+    def params(self) -> dict[str, Any]:
+        """The instance as game parameters (what :func:`load_game` and the rules take)."""
+        return {"machine": self.machine, "params": self.parameters, "grid": self.grid}
+
+
+SMALL_ZOO = (
+    "single-query:p=0.8",
+    "single-query:p=0.2",
+    "padded-query:t=2,p=0.8",
+    "copy-chain:t=2,p=0.3",
+    "copy-chain:t=2,p=0.7",
+)
+"""Zoo machines with T <= 2 whose P[M = 1] is >= 2/3 or <= 1/3 (the theorem's cases)."""
+
+
+@dataclass(frozen=True)
+class StochasticFamily:
+    """Stochastic debates on a few small zoo machines, one drawn per seed.
+
+    Args:
+        machines: the machine specs drawn from (uniformly).
+        parameters: the parameter set every instance uses.
+        grid: A's announcement grid (the same for all: the action space is ``grid + 2``).
+
+    Example:
+        >>> fam = StochasticFamily()
+        >>> fam.instance(3) == fam.instance(3), fam.max_steps, len(fam.every())
+        (True, 2, 5)
+
+    """
+
+    machines: tuple[str, ...] = SMALL_ZOO
+    parameters: str = "lean"
+    grid: int = 100
+
+    def __post_init__(self) -> None:
+        if not self.machines:
+            raise ProtocolError("a stochastic family needs at least one machine")
+
+    @property
+    def max_steps(self) -> int:
+        """The longest machine's T (observations are sized by it)."""
+        from ..stochastic.machines import make_stochastic_machine
+
+        return max(make_stochastic_machine(spec).length for spec in self.machines)
+
+    def instance(self, seed: int) -> StochasticInstance:
+        """The instance drawn from ``seed`` (the same seed, the same machine)."""
+        rng = np.random.default_rng(np.random.SeedSequence(seed))
+        spec = self.machines[int(rng.integers(len(self.machines)))]
+        return StochasticInstance(spec, self.parameters, self.grid)
+
+    def every(self) -> list[StochasticInstance]:
+        """One instance per machine."""
+        return [StochasticInstance(spec, self.parameters, self.grid) for spec in self.machines]
 
 
 def program_table(machine: TuringMachine) -> NDArray[np.float32]:

@@ -28,9 +28,16 @@ import pyspiel
 from open_spiel.python.algorithms.minimax_solver import MinimaxSolver
 from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
-from .rules import TERMINAL, Node, Rules, get_rules, make_rules, rules_names
+from .rules import CHANCE, TERMINAL, Node, Rules, get_rules, make_rules, rules_names
 
-__all__ = ["game_name", "load_game", "position_values", "root_action_values", "solve"]
+__all__ = [
+    "expected_values",
+    "game_name",
+    "load_game",
+    "position_values",
+    "root_action_values",
+    "solve",
+]
 
 _PREFIX = "proofgames_"
 
@@ -40,9 +47,20 @@ def game_name(protocol: str) -> str:
     return _PREFIX + protocol.replace("-", "_")
 
 
+# OpenSpiel's game strings split on "," and "=", which a stochastic machine spec
+# ("padded-query:t=2,p=0.8") contains: in the game's parameters they are "~" and ";".
+_SAFE, _PLAIN = str.maketrans({"=": "~", ",": ";"}), str.maketrans({"~": "=", ";": ","})
+
+
 def _parameters(params: dict[str, Any]) -> dict[str, Any]:
-    """OpenSpiel's parameters with numpy/pyspiel values made plain."""
-    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in params.items()}
+    """OpenSpiel's parameters: numpy values made plain, strings made safe in a game string."""
+    out = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in params.items()}
+    return {k: (v.translate(_SAFE) if isinstance(v, str) else v) for k, v in out.items()}
+
+
+def _plain(params: dict[str, Any]) -> dict[str, Any]:
+    """The rules' parameters back from OpenSpiel's (the inverse of :func:`_parameters`)."""
+    return {k: (v.translate(_PLAIN) if isinstance(v, str) else v) for k, v in params.items()}
 
 
 class DebateGame(pyspiel.Game):  # type: ignore[misc]
@@ -51,11 +69,11 @@ class DebateGame(pyspiel.Game):  # type: ignore[misc]
     def __init__(self, game_type: Any, params: dict[str, Any] | None = None) -> None:
         protocol = game_type.short_name[len(_PREFIX) :]
         entry = get_rules(_protocol_of(protocol))
-        values = {**entry.defaults, **_parameters(params or {})}
-        self.rules: Rules[Any] = make_rules(_protocol_of(protocol), **values)
+        values = _parameters({**entry.defaults, **(params or {})})
+        self.rules: Rules[Any] = make_rules(_protocol_of(protocol), **_plain(values))
         info = pyspiel.GameInfo(
             num_distinct_actions=self.rules.num_actions,
-            max_chance_outcomes=0,
+            max_chance_outcomes=self.rules.max_chance_outcomes,
             num_players=2,
             min_utility=-1.0,
             max_utility=1.0,
@@ -84,8 +102,16 @@ class DebateState(pyspiel.State):  # type: ignore[misc]
         self.node: Node = self.rules.initial()
 
     def current_player(self) -> int:
-        """``0`` (A), ``1`` (B) or ``pyspiel.PlayerId.TERMINAL``."""
-        return int(pyspiel.PlayerId.TERMINAL) if self.node.player == TERMINAL else self.node.player
+        """``0`` (A), ``1`` (B), ``pyspiel.PlayerId.CHANCE`` or ``pyspiel.PlayerId.TERMINAL``."""
+        if self.node.player == TERMINAL:
+            return int(pyspiel.PlayerId.TERMINAL)
+        if self.node.player == CHANCE:
+            return int(pyspiel.PlayerId.CHANCE)
+        return self.node.player
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """``(outcome, probability)`` pairs at a chance node (the rules' exact probabilities)."""
+        return self.rules.chance_outcomes(self.node)
 
     def _legal_actions(self, player: int) -> list[int]:
         return [] if player != self.node.player else self.rules.legal(self.node)
@@ -94,7 +120,8 @@ class DebateState(pyspiel.State):  # type: ignore[misc]
         self.node = self.rules.apply(self.node, action)
 
     def _action_to_string(self, player: int, action: int) -> str:
-        return f"{'AB'[player]}: {self.rules.action_name(self.node, action)}"
+        who = "chance" if player == int(pyspiel.PlayerId.CHANCE) else "AB"[player]
+        return f"{who}: {self.rules.action_name(self.node, action)}"
 
     def is_terminal(self) -> bool:
         """Whether V has decided."""
@@ -105,7 +132,7 @@ class DebateState(pyspiel.State):  # type: ignore[misc]
         return list(self.rules.returns(self.node))
 
     def __str__(self) -> str:
-        mover = "-" if self.node.player == TERMINAL else "AB"[self.node.player]
+        mover = {TERMINAL: "-", CHANCE: "C"}.get(self.node.player) or "AB"[self.node.player]
         return f"{mover} {self.rules.describe(self.node)}"
 
 
@@ -142,7 +169,11 @@ def _register(protocol: str) -> None:
         short_name=game_name(protocol),
         long_name=f"proofgames {protocol}: {entry.description}",
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-        chance_mode=pyspiel.GameType.ChanceMode.DETERMINISTIC,
+        chance_mode=(
+            pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
+            if entry.chance
+            else pyspiel.GameType.ChanceMode.DETERMINISTIC
+        ),
         information=pyspiel.GameType.Information.PERFECT_INFORMATION,
         utility=pyspiel.GameType.Utility.ZERO_SUM,
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
@@ -152,7 +183,7 @@ def _register(protocol: str) -> None:
         provides_information_state_tensor=False,
         provides_observation_string=True,
         provides_observation_tensor=True,
-        parameter_specification=dict(entry.defaults),
+        parameter_specification=_parameters(dict(entry.defaults)),
     )
 
     def __init__(self: DebateGame, params: dict[str, Any] | None = None) -> None:
@@ -182,8 +213,11 @@ def solve(game: DebateGame) -> float:
     """A's exact minimax value (``+1``: V accepts whatever B does; ``-1``: B can refute).
 
     OpenSpiel's ``MinimaxSolver`` searches every legal action of both players, memoizing
-    positions by their string.  ``P[V accepts] = (value + 1) / 2``.
+    positions by their string.  ``P[V accepts] = (value + 1) / 2``.  A game with chance
+    nodes (the stochastic protocol) is solved by :func:`expected_values` instead.
     """
+    if game.get_type().chance_mode != pyspiel.GameType.ChanceMode.DETERMINISTIC:
+        return expected_values(game)[0]
     return float(_solver(game).values_from_string(str(game.new_initial_state())))
 
 
@@ -225,6 +259,42 @@ def _solver(game: DebateGame) -> Any:
     solver = _Solver(game)
     solver.solve()
     return solver
+
+
+def expected_values(game: DebateGame) -> tuple[float, dict[str, tuple[float, int | None]]]:
+    """A's exact value by expectiminimax, and each position's value and best action.
+
+    For games with chance nodes (OpenSpiel's ``MinimaxSolver`` refuses them, and its
+    ``expectiminimax`` searches the tree without memoizing): A maximizes, B minimizes and a
+    chance node averages its outcomes with their exact probabilities; positions are memoized
+    by the state's string (:meth:`Rules.describe`), so a position reached by different
+    moves is solved once.  The table maps each position's string to A's value there and,
+    at a player's position, the first best action (the lowest, among those within
+    ``1e-12`` of the best); ``None`` at chance nodes.
+    """
+    table: dict[str, tuple[float, int | None]] = {}
+
+    def value(state: DebateState) -> float:
+        if state.is_terminal():
+            return float(state.returns()[0])
+        key = str(state)
+        known = table.get(key)
+        if known is not None:
+            return known[0]
+        best: int | None = None
+        if state.is_chance_node():
+            v = sum(q * value(state.child(o)) for o, q in state.chance_outcomes())
+        else:
+            sign = 1.0 if state.current_player() == 0 else -1.0
+            actions = state.legal_actions()
+            signed = [sign * value(state.child(a)) for a in actions]
+            top = max(signed)
+            best = next(a for a, w in zip(actions, signed, strict=True) if w >= top - 1e-12)
+            v = sign * top
+        table[key] = (v, best)
+        return v
+
+    return value(game.new_initial_state()), table
 
 
 for _name in rules_names():

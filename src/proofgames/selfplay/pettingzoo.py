@@ -35,17 +35,22 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import AgentSelector
 
 from ..errors import ProtocolError
-from .family import TuringFamily, TuringInstance
-from .rules import PLAYERS, TERMINAL, Node, Rules, make_rules
+from .family import StochasticFamily, StochasticInstance, TuringFamily, TuringInstance
+from .rules import CHANCE, PLAYERS, TERMINAL, Node, Rules, make_rules
 
 __all__ = ["DebateEnv"]
+
+
+def _chance_rng(seed: int) -> np.random.Generator:
+    """The chance nodes' generator: a child of ``seed``, apart from the instance draws."""
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
 
 
 class DebateEnv(AECEnv):  # type: ignore[misc]
     """A debate protocol as a two-agent turn-based environment.
 
     Args:
-        protocol: a protocol with self-play rules (``"bisection"``).
+        protocol: a protocol with self-play rules (``"bisection"``, ``"stochastic"``).
         family: where each episode's instance comes from.
         claim: the claim A must defend (0 or 1), or -1: A chooses it as its first move.
         instances: a fixed pool to draw from instead of fresh draws of the family (e.g. a
@@ -65,9 +70,9 @@ class DebateEnv(AECEnv):  # type: ignore[misc]
     def __init__(
         self,
         protocol: str,
-        family: TuringFamily,
+        family: TuringFamily | StochasticFamily,
         claim: int = -1,
-        instances: list[TuringInstance] | None = None,
+        instances: list[TuringInstance] | list[StochasticInstance] | None = None,
         render_mode: str | None = None,
         seed: int = 0,
     ) -> None:
@@ -75,10 +80,13 @@ class DebateEnv(AECEnv):  # type: ignore[misc]
         if render_mode not in (None, "ansi"):
             raise ProtocolError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.protocol, self.family, self.claim = protocol, family, claim
-        self.pool = list(instances) if instances is not None else None
+        self.pool: list[TuringInstance | StochasticInstance] | None = (
+            list(instances) if instances is not None else None
+        )
         self.render_mode = render_mode
         self.possible_agents = list(PLAYERS)
         self._rng = np.random.default_rng(seed)
+        self._chance = _chance_rng(seed)
         self.rules = self._rules(family.instance(0))
         self._spaces = (
             spaces.Discrete(self.rules.num_actions),
@@ -88,9 +96,9 @@ class DebateEnv(AECEnv):  # type: ignore[misc]
             }),
         )  # fmt: skip
         self.node: Node = self.rules.initial()
-        self.instance: TuringInstance | None = None
+        self.instance: TuringInstance | StochasticInstance | None = None
 
-    def _rules(self, inst: TuringInstance) -> Rules[Any]:
+    def _rules(self, inst: TuringInstance | StochasticInstance) -> Rules[Any]:
         return make_rules(self.protocol, **inst.params(), claim=self.claim,
                           horizon=self.family.max_steps)  # fmt: skip
 
@@ -105,7 +113,8 @@ class DebateEnv(AECEnv):  # type: ignore[misc]
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Draw an instance (from ``seed`` if given) and start its debate."""
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            self._rng, self._chance = np.random.default_rng(seed), _chance_rng(seed)
+        inst: TuringInstance | StochasticInstance
         if self.pool:
             inst = self.pool[int(self._rng.integers(len(self.pool)))]
         else:
@@ -114,7 +123,7 @@ class DebateEnv(AECEnv):  # type: ignore[misc]
         if rules.num_actions != self.rules.num_actions:
             raise ProtocolError(f"instance {inst} does not belong to the family {self.family}")
         self.instance, self.rules = inst, rules
-        self.node = rules.initial()
+        self.node = self._settle(rules.initial())
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -137,7 +146,7 @@ class DebateEnv(AECEnv):  # type: ignore[misc]
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        self.node = self.rules.apply(self.node, action)  # the rules forfeit an illegal one
+        self.node = self._settle(self.rules.apply(self.node, action))  # illegal: forfeit
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if self.node.player == TERMINAL:
@@ -151,6 +160,19 @@ class DebateEnv(AECEnv):  # type: ignore[misc]
         else:
             self.agent_selection = PLAYERS[self.node.player]
         self._accumulate_rewards()
+
+    def _settle(self, node: Node) -> Node:
+        """Play chance nodes (the stochastic protocol's coins and samples) until an agent moves.
+
+        Outcomes are drawn with the rules' exact probabilities from the environment's chance
+        generator (a child of the reset's seed), so equal seeds replay equal episodes.
+        """
+        while node.player == CHANCE:
+            outcomes = self.rules.chance_outcomes(node)
+            probs = np.array([q for _, q in outcomes])
+            pick = int(self._chance.choice(len(outcomes), p=probs / probs.sum()))
+            node = self.rules.apply(node, outcomes[pick][0])
+        return node
 
     def render(self) -> str | None:
         """The state as text (``render_mode="ansi"``), else nothing."""

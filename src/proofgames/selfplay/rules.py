@@ -35,6 +35,7 @@ from ..errors import ProtocolError
 __all__ = [
     "A",
     "B",
+    "CHANCE",
     "PLAYERS",
     "TERMINAL",
     "Node",
@@ -47,6 +48,7 @@ __all__ = [
 ]
 
 A, B, TERMINAL = 0, 1, -4  # player ids (TERMINAL is OpenSpiel's kTerminalPlayerId)
+CHANCE = -1  # OpenSpiel's kChancePlayerId: a chance node (V's coins, oracle samples)
 PLAYERS = ("A", "B")
 FloatArray = NDArray[np.float32]
 
@@ -57,7 +59,7 @@ class Node:
 
     Attributes:
         phase: the protocol's name for the move due (``"terminal"`` once decided).
-        player: ``A``, ``B`` or ``TERMINAL``.
+        player: ``A``, ``B``, ``CHANCE`` (a chance node) or ``TERMINAL``.
         claim: the output A asserts, or ``None`` while A has yet to choose it.
         verdict: V's verdict (1 accept, 0 reject) once the game is over, else ``None``.
         reason: why the game ended (V's check, or a forfeit).
@@ -110,6 +112,7 @@ class Rules(abc.ABC, Generic[S]):
         num_actions: the size of the shared action space (both players index into it).
         max_length: the most actions one game can take.
         observation_size: the length of :meth:`observe`'s vector.
+        max_chance_outcomes: the most outcomes one chance node has (0: no chance nodes).
 
     """
 
@@ -117,6 +120,7 @@ class Rules(abc.ABC, Generic[S]):
     num_actions: int
     max_length: int
     observation_size: int
+    max_chance_outcomes: int = 0
 
     @abc.abstractmethod
     def initial(self) -> S:
@@ -149,6 +153,10 @@ class Rules(abc.ABC, Generic[S]):
     def __deepcopy__(self, memo: dict[int, Any]) -> Rules[S]:
         return self  # fixed once made: every copy of a game state shares its rules
 
+    def chance_outcomes(self, state: S) -> list[tuple[int, float]]:
+        """At a chance node, ``(outcome, probability)`` pairs (positive, summing to 1)."""
+        return []
+
     def returns(self, state: S) -> tuple[float, float]:
         """``(A's, B's)`` payoff: ``(1, -1)`` if V accepted, ``(-1, 1)`` if it rejected, else 0."""
         if state.verdict is None:
@@ -177,12 +185,14 @@ class RulesEntry:
         make: builds the rules from keyword parameters.
         defaults: every parameter and its default (OpenSpiel needs both, typed).
         description: one line for the docs and the game's long name.
+        chance: whether the game has chance nodes (OpenSpiel's explicit-stochastic mode).
 
     """
 
     make: Callable[..., Rules[Any]]
     defaults: Mapping[str, int | float | str | bool]
     description: str
+    chance: bool = False
 
 
 _RULES: NameRegistry[RulesEntry] = NameRegistry("self-play game")
