@@ -54,7 +54,20 @@ from ..errors import ProtocolError
 from ..machines.turing import TuringMachine
 from ..protocols.bisection import FIRST, NAME, SECOND, BisectionState, recurse
 from .family import program_table
-from .rules import TERMINAL, A, B, FloatArray, Node, Rules, RulesEntry, as_action, register_rules
+from .rules import (
+    TERMINAL,
+    A,
+    B,
+    FloatArray,
+    Node,
+    Rules,
+    RulesEntry,
+    as_action,
+    check_claim,
+    check_steps,
+    observe_header,
+    register_rules,
+)
 
 __all__ = ["BisectionNode", "BisectionRules"]
 
@@ -103,10 +116,8 @@ class BisectionRules(Rules[BisectionNode]):
         claim: int = -1,
         horizon: int = 0,
     ) -> None:
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-            raise ProtocolError(f"steps must be a positive integer, got {steps!r}")
-        if claim not in (-1, 0, 1):
-            raise ProtocolError(f"claim must be -1 (A chooses), 0 or 1, got {claim!r}")
+        check_steps(steps)
+        check_claim(claim)
         self.machine = TuringMachine(program, space=space, origin=origin)
         if self.machine.query_mask.any():
             raise ProtocolError("self-play bisection takes machines without query states")
@@ -245,14 +256,7 @@ class BisectionRules(Rules[BisectionNode]):
 
         The layout is documented in ``docs/selfplay.md``; every entry lies in ``[0, 1]``.
         """
-        out[:] = 0.0
-        out[PHASES.index(state.phase)] = 1.0
-        i = len(PHASES)
-        if state.player in (A, B):
-            out[i + state.player] = 1.0
-        i += 2
-        out[i + (0 if state.claim is None else 1 + state.claim)] = 1.0
-        i += 3
+        i = observe_header(PHASES, state, out)
         out[i : i + self._table.size] = self._table
         i += self._table.size
         d = state.dispute

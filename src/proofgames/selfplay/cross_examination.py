@@ -45,7 +45,20 @@ from ..machines.tableau import TableauTranscript
 from ..machines.turing import TuringMachine
 from ..protocols.cross_examination import NAME
 from .family import program_table
-from .rules import TERMINAL, A, B, FloatArray, Node, Rules, RulesEntry, as_action, register_rules
+from .rules import (
+    TERMINAL,
+    A,
+    B,
+    FloatArray,
+    Node,
+    Rules,
+    RulesEntry,
+    as_action,
+    check_claim,
+    check_steps,
+    observe_header,
+    register_rules,
+)
 
 __all__ = ["CrossExaminationNode", "CrossExaminationRules"]
 
@@ -91,10 +104,8 @@ class CrossExaminationRules(Rules[CrossExaminationNode]):
         claim: int = -1,
         horizon: int = 0,
     ) -> None:
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-            raise ProtocolError(f"steps must be a positive integer, got {steps!r}")
-        if claim not in (-1, 0, 1):
-            raise ProtocolError(f"claim must be -1 (A chooses), 0 or 1, got {claim!r}")
+        check_steps(steps)
+        check_claim(claim)
         self.program, self.space, self.origin = program, space, origin
         self.steps, self.claim, self.horizon = steps, claim, max(horizon, steps)
         self.machine = TableauTranscript(TuringMachine(program, space, origin), steps)
@@ -171,14 +182,7 @@ class CrossExaminationRules(Rules[CrossExaminationNode]):
 
         The layout is documented in ``docs/selfplay.md``; every entry lies in ``[0, 1]``.
         """
-        out[:] = 0.0
-        out[PHASES.index(state.phase)] = 1.0
-        i = len(PHASES)
-        if state.player in (A, B):
-            out[i + state.player] = 1.0
-        i += 2
-        out[i + (0 if state.claim is None else 1 + state.claim)] = 1.0
-        i += 3
+        i = observe_header(PHASES, state, out)
         out[i : i + self._table.size] = self._table
         i += self._table.size
         width = self.alphabet + 1  # one-hot value, then "not written yet"

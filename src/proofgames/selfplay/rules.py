@@ -88,6 +88,41 @@ class Node:
 S = TypeVar("S", bound=Node)
 
 
+def check_claim(claim: object) -> None:
+    """Refuse a claim setting other than -1 (A chooses), 0 or 1.
+
+    Example:
+        >>> check_claim(2)
+        Traceback (most recent call last):
+        ...
+        proofgames.errors.ProtocolError: claim must be -1 (A chooses), 0 or 1, got 2
+    """
+    if isinstance(claim, bool) or claim not in (-1, 0, 1):
+        raise ProtocolError(f"claim must be -1 (A chooses), 0 or 1, got {claim!r}")
+
+
+def check_steps(steps: object) -> None:
+    """Refuse a number of steps that is not a positive integer."""
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ProtocolError(f"steps must be a positive integer, got {steps!r}")
+
+
+def observe_header(phases: tuple[str, ...], state: Node, out: FloatArray) -> int:
+    """Zero ``out``, then one-hot the phase, the player to move and the claim.
+
+    The first ``len(phases) + 5`` entries of every protocol's observation; returns the
+    index after them. The claim's three entries are "not chosen yet", 0 and 1.
+    """
+    out[:] = 0.0
+    out[phases.index(state.phase)] = 1.0
+    i = len(phases)
+    if state.player in (A, B):
+        out[i + state.player] = 1.0
+    i += 2
+    out[i + (0 if state.claim is None else 1 + state.claim)] = 1.0
+    return i + 3
+
+
 def as_action(action: object) -> int | None:
     """The action as a Python ``int``, or ``None`` if it is not an integer at all.
 

@@ -66,7 +66,19 @@ from ..stochastic.machines import make_stochastic_machine
 from ..stochastic.model import FloatArray, StochasticMachine
 from ..stochastic.optimal import MAX_STEPS, verdict_probabilities
 from ..stochastic.params import EXTERNAL, StochasticParams
-from .rules import CHANCE, TERMINAL, A, B, Node, Rules, RulesEntry, as_action, register_rules
+from .rules import (
+    CHANCE,
+    TERMINAL,
+    A,
+    B,
+    Node,
+    Rules,
+    RulesEntry,
+    as_action,
+    check_claim,
+    observe_header,
+    register_rules,
+)
 from .rules import FloatArray as Obs
 
 __all__ = ["HONEST", "PLAYER", "StochasticNode", "StochasticRules"]
@@ -160,8 +172,7 @@ class StochasticRules(Rules[StochasticNode]):
     def __init__(self, machine: str = "single-query:p=0.8", params: str = "lean",
                  claim: int = -1, grid: int = 100, a: str = PLAYER, b: str = PLAYER,
                  horizon: int = 0) -> None:  # fmt: skip
-        if claim not in (-1, 0, 1):
-            raise ProtocolError(f"claim must be -1 (A chooses), 0 or 1, got {claim!r}")
+        check_claim(claim)
         if isinstance(grid, bool) or not isinstance(grid, int) or not 1 <= grid <= 10_000:
             raise ProtocolError(f"grid must be an integer in 1..10000, got {grid!r}")
         if a not in (PLAYER, HONEST) or b not in (PLAYER, HONEST):
@@ -341,14 +352,7 @@ class StochasticRules(Rules[StochasticNode]):
 
         The layout is documented in ``docs/selfplay.md``; every entry lies in ``[0, 1]``.
         """
-        out[:] = 0.0
-        out[PHASES.index(state.phase)] = 1.0
-        i = len(PHASES)
-        if state.player in (A, B):
-            out[i + state.player] = 1.0
-        i += 2
-        out[i + (0 if state.claim is None else 1 + state.claim)] = 1.0
-        i += 3
+        i = observe_header(PHASES, state, out)
         for j in range(state.round):
             out[i + j] = float((state.history >> j) & 1)
             out[i + self.horizon + j] = 1.0
