@@ -265,3 +265,37 @@ def test_the_scripted_experiment_on_200_gsm8k_problems_every_protocol():
         assert by[(protocol, "calculator")]["soundness_error"] == 0.0
     assert by[("judge-alone", "calculator")]["soundness_error"] == 1.0
     assert 0.0 < by[("cross-examination", "scripted:0.1")]["soundness_error"] < 0.3
+
+
+def test_figure1_settles_the_disputed_step_beside_the_plain_protocols():
+    from proofgames.analysis.intervals import wilson_interval
+    from proofgames.language.report import figure1_rates
+
+    grid = {"judges": ["scripted:0.1", "calculator"], "protocols": ["bisection", "consultancy"]}
+    rows = asyncio.run(compare_generated(12, 60, seed=3, figure1=True, **grid))
+    played = {(r["protocol"], r["judge"]) for r in rows}
+    assert ("bisection + Figure 1", "scripted:0.1") in played
+    assert ("bisection + Figure 1", "calculator") not in played  # B cannot model it
+    assert ("consultancy + Figure 1", "scripted:0.1") not in played  # no disputed step
+    fig1 = [r for r in rows if r["protocol"] == "bisection + Figure 1"]
+    lies = [r for r in fig1 if not r["truth"]]
+    accepted = sum(bool(r["accepted"]) for r in lies)
+    low, high = wilson_interval(accepted, len(lies), confidence=0.999)
+    assert low <= figure1_rates(0.1)["exact_soundness_error"] <= high
+    honest = [r for r in fig1 if r["truth"]]
+    assert sum(bool(r["accepted"]) for r in honest) / len(honest) >= 0.6 - 0.15  # theorem: 0.6
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [({"judges": ["calculator"]}, "scripted:E"), ({"protocols": ["consultancy"]}, "bisection")],
+)
+def test_figure1_without_a_disputed_step_or_a_modelled_judge_is_refused(kwargs, words):
+    args = {"judges": ["scripted:0.1"], "protocols": ["bisection"], **kwargs}
+    with pytest.raises(ProtocolError, match=words):
+        asyncio.run(compare_generated(8, 2, seed=0, figure1=True, **args))
+
+
+def test_figure1_on_gsm8k_is_refused_in_one_line():
+    res = CliRunner().invoke(app, ["language", "compare", "--figure1", "--n", "2"])
+    assert res.exit_code == 2 and "--figure1 plays on the generated task" in res.output

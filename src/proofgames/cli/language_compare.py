@@ -77,6 +77,13 @@ def compare(
             "needs (below it the judge failed: that debate stops)."
         ),
     ] = None,
+    figure1: Annotated[
+        bool,
+        typer.Option(
+            help="With --steps: also play cross-examination and bisection with Figure 1's "
+            "stochastic protocol on the disputed step (scripted:E judges)."
+        ),
+    ] = False,
     seed: Seed = 0,
     json: JsonOption = False,
 ) -> None:
@@ -120,6 +127,8 @@ def compare(
         check_problems(n, "--n")
         if steps is not None and path is not None:
             fail("give a GSM8K PATH or --steps (the generated task), not both")
+        if figure1 and steps is None:
+            fail("--figure1 plays on the generated task: give --steps")
         prices = load_prices(model_cost_config) if model_cost_config is not None else {}
 
         def grid(js: tuple[str, ...]) -> Any:
@@ -128,7 +137,8 @@ def compare(
                 return compare_gsm8k(path, limit=n, seed=seed, judges=js, protocols=protocols,
                                      models=models, best_of=strengths)  # fmt: skip
             return compare_generated(steps, n, seed=seed, judges=js, protocols=protocols,
-                                     models=models, best_of=strengths)  # fmt: skip
+                                     models=models, best_of=strengths,
+                                     figure1=figure1 and js != ("calculator",))  # fmt: skip
 
         _announce_cost(judges, prices, models, lambda: asyncio.run(grid(("calculator",))))
         with _judge_config(judges, judge_min_mass):

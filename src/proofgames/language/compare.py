@@ -69,25 +69,57 @@ def _checked(protocols: Sequence[str], judges: Sequence[str]) -> tuple[list[str]
     return list(protocols), list(judges)
 
 
+DEBATES = ("cross-examination", "bisection")
+"""The protocols that dispute one step (the step Figure 1 can settle)."""
+FIGURE1 = " + Figure 1"
+"""The suffix of a protocol whose disputed step is settled by Figure 1 (``figure1=True``)."""
+
+
+def _with_figure1(
+    protocols: Sequence[str], judges: Sequence[str], figure1: bool
+) -> list[tuple[str, bool]]:
+    """(protocol, Figure 1 or not) to play: with ``figure1``, each debate protocol twice.
+
+    Raises:
+        ProtocolError: ``figure1`` without a debate protocol or a scripted judge.
+    """
+    plays = [(p, False) for p in protocols]
+    if not figure1:
+        return plays
+    debating = [p for p in protocols if p in DEBATES]
+    if not debating or not any(j.startswith("scripted:") for j in judges):
+        raise ProtocolError(
+            "Figure 1 settles the disputed step of cross-examination or bisection, for a "
+            "judge whose P[yes] B can model (scripted:E): give one of each"
+        )
+    return plays + [(p, True) for p in debating]
+
+
 async def compare_generated(
     steps: int, n: int, *, seed: int, judges: Sequence[str] = DEFAULT_JUDGES,
     protocols: Sequence[str] = PROTOCOLS, budget: JudgeBudget | None = None,
-    models: Models | None = None, best_of: Sequence[int] = (),
+    models: Models | None = None, best_of: Sequence[int] = (), figure1: bool = False,
 ) -> list[Row]:  # fmt: skip
     """Every protocol with every judge on the same ``n`` generated problems (each twice).
 
     Rows are those of :func:`~.experiments.generated_games`, tagged with ``protocol`` and
-    ``judge``. A ``budget`` applies to each (protocol, judge) run on its own.
+    ``judge``. A ``budget`` applies to each (protocol, judge) run on its own. With
+    ``figure1``, cross-examination and bisection are played again with Figure 1's
+    stochastic protocol on the disputed step (:mod:`.figure1`; scripted judges only),
+    as the protocol ``"<name> + Figure 1"``.
     """
     rows: list[Row] = []
-    for protocol in _checked(protocols, judges)[0]:
+    for protocol, fig1 in _with_figure1(_checked(protocols, judges)[0], judges, figure1):
         for judge in judges:
+            if fig1 and not judge.startswith("scripted:"):
+                continue  # B models the judge's P[yes]: a scripted judge's alone is known
             for strength in best_of or (None,):
                 played = await generated_games(steps, n, seed=seed, protocol=protocol,
                                                judge=judge, budget=budget, models=models,
-                                               best_of=strength,
+                                               best_of=strength, figure1=fig1,
                                                require_measured=False)  # fmt: skip
-                rows += [{"protocol": protocol, "judge": judge, **r} for r in played]
+                name = protocol + FIGURE1 if fig1 else protocol
+                rows += [{"protocol": name, "judge": judge, **r} for r in played]
     return measured(rows)
 
 
