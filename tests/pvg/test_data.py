@@ -109,3 +109,16 @@ def test_pvg_train_takes_the_bank_and_the_logging_interval_as_settings(tmp_path)
     small = [*args[:-5], "--set", "data_bank=2", "--out", str(tmp_path / "other")]
     refused = CliRunner().invoke(app, small)
     assert refused.exit_code == 2 and "data_bank must be 0" in refused.output
+
+
+def test_a_state_saved_without_a_bank_holds_no_bank_setting_for_older_code(tmp_path):
+    # code from before the bank refuses settings it does not know: a run without a bank
+    # (the default) must save none, so that such code can still resume it
+    task = make_task("find-the-plus", size=6)
+    config = _config(steps=2, out_dir=str(tmp_path / "plain"), checkpoint_every=2)
+    train(task, config)
+    state = load_training_state(tmp_path / "plain")
+    assert "data_bank" not in state.config and "bank" not in state.rng
+    assert "data_bank" not in json.loads((tmp_path / "plain" / "config.json").read_text())
+    assert TrainConfig.from_dict(state.config).data_bank == 0
+    assert train(task, replace(config, steps=3), resume=tmp_path / "plain").steps == 3

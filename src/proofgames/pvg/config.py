@@ -237,8 +237,21 @@ class TrainConfig:
                 raise PVGError("keep_best needs stress tests: set stress_every > 0")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form."""
-        return asdict(self)
+        """JSON-friendly form.
+
+        ``data_bank`` is left out at 0 (no bank), so that a run saved without a bank can
+        still be resumed by code from before the setting (which refuses settings it does
+        not know); :meth:`from_dict` gives it back its default.
+
+        Example:
+            >>> banked = TrainConfig(data_bank=5000)
+            >>> "data_bank" in TrainConfig().to_dict(), banked.to_dict()["data_bank"]
+            (False, 5000)
+        """
+        values = asdict(self)
+        if not values["data_bank"]:
+            del values["data_bank"]
+        return values
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:

@@ -428,19 +428,13 @@ def _adapted(config: TrainConfig, run: RunRecord, prover_steps: int, accuracy: f
 def _evaluation(
     task: PVGTask, game: Game, eval_x: torch.Tensor, eval_y: torch.Tensor, seed: int
 ) -> Metrics:
-    """The logged step's figures on the fixed evaluation batch, the task's own included.
-
-    The prover's most likely messages are computed once and shared by the evaluation and
-    the task's hook (where the hook takes them: see
-    :meth:`~proofgames.pvg.task.PVGTask.logged_metrics`).
-    """
+    """The logged step's figures on the evaluation batch; one prover pass, shared."""
     message = greedy_messages(game.prover, eval_x, seed)
     row = evaluate(task, game.prover, game.verifier, eval_x, eval_y, seed, message)
-    hook = task.logged_metrics
-    if "message" in inspect.signature(hook).parameters:
-        row.update(hook(game.prover, game.verifier, eval_x, eval_y, message=message))
-    else:  # an override written before the hook took the messages
-        row.update(hook(game.prover, game.verifier, eval_x, eval_y))
+    hook, shared = task.logged_metrics, {"message": message}
+    if "message" not in inspect.signature(hook).parameters:
+        shared = {}  # an override written before the hook took the messages
+    row.update(hook(game.prover, game.verifier, eval_x, eval_y, **shared))
     return row
 
 
