@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +110,7 @@ def changed_settings(
             f"the saved run played {saved_task} with {before}, "
             f"not {task.name} with {task.init_args()}"
         )
-    saved, given = TrainConfig.from_dict(saved_config).to_dict(), config.to_dict()
+    saved, given = asdict(TrainConfig.from_dict(saved_config)), asdict(config)  # every field
     changes += [
         f"{k}: saved {saved[k]!r}, given {given[k]!r}"
         for k in sorted(saved)

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..errors import PVGError
+from ._data import DataBank
 from .checkpoint import TrainingState, first_line
 from .config import TrainConfig
 from .stress import Metrics
@@ -52,6 +53,9 @@ class Game:
         self.verifier_opt = verifier_optimizer(self.verifier, config)
         self.collaborative = config.formulation == "collaborative"
         self.closed_form = False
+        self.bank = None
+        if config.data_bank:
+            self.bank = DataBank(task, config.data_bank, config.seed, device)
 
     def use_agents(self, prover: nn.Module, verifier: nn.Module) -> None:
         """Play with copies of ``prover`` and ``verifier`` (e.g. hand-set), fresh optimizers."""
@@ -75,6 +79,8 @@ class Game:
             "verifier": self.verifier_opt.state_dict(),
         }
         rng: dict[str, Any] = {"data": self.data.get_state(), "torch": torch.get_rng_state()}
+        if self.bank is not None:
+            rng["bank"] = self.bank.served  # the bank itself is rebuilt from the seed
         if self.device.type == "cuda":
             rng["cuda"] = torch.cuda.get_rng_state_all()
         return agents, optimizers, rng
@@ -104,8 +110,16 @@ class Game:
         torch.set_rng_state(rng["torch"])
         if "cuda" in rng and self.device.type == "cuda":
             torch.cuda.set_rng_state_all(rng["cuda"])
+        if self.bank is not None:
+            served = rng["bank"]
+            if type(served) is not int or served < 0:
+                raise ValueError(f"the bank's draw count is {served!r}, not a count")
+            self.bank.served = served
 
     def batch(self) -> tuple[Tensor, Tensor]:
+        """A training batch: drawn from the bank if the run has one, else generated."""
+        if self.bank is not None:
+            return self.bank.draw(self.config.batch_size)
         x, y = self.task.sample(self.config.batch_size, self.data)
         return x.to(self.device), y.to(self.device)
 

@@ -304,7 +304,13 @@ def attack_messages(
 
 
 def evaluate(
-    task: PVGTask, prover: nn.Module, verifier: nn.Module, x: Tensor, y: Tensor, seed: int = 0
+    task: PVGTask,
+    prover: nn.Module,
+    verifier: nn.Module,
+    x: Tensor,
+    y: Tensor,
+    seed: int = 0,
+    message: Tensor | None = None,
 ) -> Metrics:
     """Verifier accuracy, precision, recall and counts on ``(x, y)``.
 
@@ -312,15 +318,36 @@ def evaluate(
     its sampled messages (training mode, Gumbel noise from ``seed``; the global RNG is
     restored afterwards).  The task's
     :meth:`~proofgames.pvg.task.PVGTask.message_metrics` add their statistics.
+
+    Args:
+        task: the task.
+        prover: the prover (its training mode is restored afterwards).
+        verifier: the verifier (likewise).
+        x: the instances.
+        y: their labels.
+        seed: seeds the sampled messages' noise.
+        message: the prover's most likely messages on ``x``, if the caller has them
+            (:func:`greedy_messages` with the same ``seed``); they are not computed again.
+
+    Where the task says its prover's sampled messages are its most likely ones
+    (:meth:`~proofgames.pvg.task.PVGTask.deterministic_prover`, FindThePlus), the
+    ``sampled_*`` figures reuse the first pass instead of running the prover again: the
+    same figures, one prover pass.
     """
     was_training = prover.training, verifier.training
     verifier.eval()
     row: Metrics = {}
+    if message is None:
+        message = greedy_messages(prover, x, seed)
+    reuse = task.deterministic_prover(prover)
     with torch.no_grad(), seeded(seed, x.device):
+        logits = verifier(x, message)
         for prefix, mode in (("", False), ("sampled_", True)):
-            prover.train(mode)
-            message = prover(x, None).message
-            tp, fp, fn, tn = confusion(verifier(x, message), y)
+            if mode and not reuse:
+                prover.train(mode)
+                message = prover(x, None).message
+                logits = verifier(x, message)
+            tp, fp, fn, tn = confusion(logits, y)
             row[f"{prefix}verifier_accuracy"] = (tp + tn) / len(y)
             if not mode:
                 row.update(tp=tp, fp=fp, fn=fn, tn=tn)
@@ -331,6 +358,20 @@ def evaluate(
     prover.train(was_training[0])
     verifier.train(was_training[1])
     return row
+
+
+def greedy_messages(prover: nn.Module, x: Tensor, seed: int = 0) -> Tensor:
+    """The prover's most likely messages on ``x`` (evaluation mode, no gradient).
+
+    Computed as :func:`evaluate` computes them: under the global RNG seeded with ``seed``
+    and restored afterwards; the prover's training mode is restored too.
+    """
+    was_training = prover.training
+    prover.eval()
+    with torch.no_grad(), seeded(seed, x.device):
+        message: Tensor = prover(x, None).message
+    prover.train(was_training)
+    return message
 
 
 def confusion(logits: Tensor, labels: Tensor) -> tuple[int, int, int, int]:

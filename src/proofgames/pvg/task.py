@@ -158,8 +158,31 @@ class PVGTask(abc.ABC):
         """
         return {}
 
+    def deterministic_prover(self, prover: nn.Module) -> bool:
+        """Whether ``prover`` sends the same messages in training mode as in evaluation (hook).
+
+        If so, :func:`~proofgames.pvg.stress.evaluate` takes its ``sampled_*`` figures
+        from the same prover pass as the others instead of running the prover again. No
+        by default (e.g. Gumbel-softmax messages are sampled only in training mode);
+        FindThePlus's own prover has no noise, dropout or batch statistics, so yes.
+
+        Example:
+            >>> from proofgames.pvg import make_task
+            >>> task = make_task("bec")
+            >>> with torch.random.fork_rng():  # building a prover draws its weights
+            ...     prover = task.make_prover()
+            >>> task.deterministic_prover(prover)
+            False
+        """
+        return False
+
     def logged_metrics(
-        self, prover: nn.Module, verifier: nn.Module, x: Tensor, y: Tensor
+        self,
+        prover: nn.Module,
+        verifier: nn.Module,
+        x: Tensor,
+        y: Tensor,
+        message: Tensor | None = None,
     ) -> dict[str, float]:
         """Figures of the task's own for each logged training row (hook).
 
@@ -167,6 +190,11 @@ class PVGTask(abc.ABC):
         agents and the fixed evaluation batch ``(x, y)`` and adds the figures to the row.
         It must not change the agents (nor their training mode). None by default;
         FindThePlus reports where its prover points the plus detector.
+
+        Where an override takes ``message``, training passes it the prover's most likely
+        messages on ``x`` (:func:`~proofgames.pvg.stress.greedy_messages`, the pass its
+        evaluation already ran), so that the hook need not run the prover again; an
+        override with the four arguments alone is called with those.
 
         Example:
             >>> from proofgames.pvg import make_task

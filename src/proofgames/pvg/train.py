@@ -39,6 +39,7 @@ to a checkpoint.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -62,6 +63,7 @@ from ._bookkeeping import (
     open_tensorboard,
     save_state,
 )
+from ._data import check_bank
 from ._game import Game, use_closed_form
 from ._memory import check_memory
 from ._stop_signals import stop_requests
@@ -72,6 +74,7 @@ from .stress import (
     check_attacks,
     check_stress_memory,
     evaluate,
+    greedy_messages,
     last_stress,
     stress_test,
 )
@@ -158,6 +161,7 @@ def check_training(task: PVGTask, config: TrainConfig) -> torch.device:
         ("eval_size", config.eval_size, 0.0),
     ]
     check_memory(task, needs, config.max_memory_gb)
+    check_bank(task, config.data_bank, config.max_memory_gb)
     if config.stress_every > 0:
         stress = config.stress
         check_stress_memory(task, config.stress_attacks, stress, config.max_memory_gb, "stress.")
@@ -424,9 +428,13 @@ def _adapted(config: TrainConfig, run: RunRecord, prover_steps: int, accuracy: f
 def _evaluation(
     task: PVGTask, game: Game, eval_x: torch.Tensor, eval_y: torch.Tensor, seed: int
 ) -> Metrics:
-    """The logged step's figures on the fixed evaluation batch, the task's own included."""
-    row = evaluate(task, game.prover, game.verifier, eval_x, eval_y, seed)
-    row.update(task.logged_metrics(game.prover, game.verifier, eval_x, eval_y))
+    """The logged step's figures on the evaluation batch; one prover pass, shared."""
+    message = greedy_messages(game.prover, eval_x, seed)
+    row = evaluate(task, game.prover, game.verifier, eval_x, eval_y, seed, message)
+    hook, shared = task.logged_metrics, {"message": message}
+    if "message" not in inspect.signature(hook).parameters:
+        shared = {}  # an override written before the hook took the messages
+    row.update(hook(game.prover, game.verifier, eval_x, eval_y, **shared))
     return row
 
 

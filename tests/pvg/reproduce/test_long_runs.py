@@ -133,3 +133,35 @@ def test_the_committed_extension_runs_can_be_resumed_by_this_code():
         _, config = resumed_run(folder, "find-the-plus", 40000, [])
         assert (config.steps, config.batch_size, config.update) == (40000, 256, "alternating")
         config.validate()
+
+
+@pytest.mark.slow
+def test_the_committed_extension_runs_play_on_from_their_saved_state(tmp_path, monkeypatch):
+    """Not only accepted: each saved state plays a game step with this code (bank off).
+
+    The stress test a run's last step gets is skipped here (its attacks take minutes).
+    """
+    import importlib
+    import shutil
+
+    trainer = importlib.import_module("proofgames.pvg.train")
+    monkeypatch.setattr(trainer, "_stress", lambda *args: 0.0)
+    monkeypatch.setattr(trainer, "_task_stress_metrics", lambda *args: 0.0)
+
+    from proofgames.cli.pvg._support import resumed_run
+    from proofgames.pvg.checkpoint import STATE_FILE, load_training_state
+
+    folders = sorted((LONG_RUNS.parent.parent / "pvg-long-40k").glob("find-the-plus-pvg-s*"))
+    if not folders:
+        pytest.skip("no extension runs in this checkout")
+    for folder in folders:
+        copy = tmp_path / folder.name
+        copy.mkdir()
+        shutil.copy(folder / STATE_FILE, copy / STATE_FILE)
+        step = load_training_state(copy).step
+        task, config = resumed_run(copy, "find-the-plus", step + 1, [])
+        assert config.data_bank == 0  # saved before the bank: fresh batches, as before
+        config = replace(config, out_dir=str(copy), progress=False, device="cpu")
+        result = train(task, config, resume=copy)
+        assert result.steps == step + 1 and load_training_state(copy).step == step + 1
+        assert result.metrics[-1]["step"] == step + 1 and "pointing_error_px" in result.metrics[-1]

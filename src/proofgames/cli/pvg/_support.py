@@ -152,6 +152,7 @@ SETTABLE = (
     "verifier_weight_decay",
     "eval_size",
     "log_every",
+    "data_bank",
 )
 """The :class:`TrainConfig` fields ``pvg train --set`` sets: those without an option."""
 

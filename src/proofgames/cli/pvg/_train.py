@@ -126,7 +126,10 @@ def train_command(
             help="Another training setting KEY=VALUE (repeatable): adaptive_threshold (add a "
             "prover step while the verifier's accuracy stays above it; none: never), "
             "adaptive_window, max_prover_steps, pretrain_steps, aux_weight, eval_size, "
-            "log_every; and the stress tests' stress.FIELD, e.g. stress.eval_size=500.",
+            "log_every (steps between metric rows; default 10), data_bank (N: draw the "
+            "batches from N instances generated once from the seed; 0, the default: "
+            "generate every batch); and the stress tests' stress.FIELD, e.g. "
+            "stress.eval_size=500.",
         ),
     ] = None,
     checkpoint_every: Annotated[

@@ -297,9 +297,18 @@ def plus_detectors(verifier: nn.Module) -> list[dict[str, Any]]:
 
 
 def pointing(
-    verifier: nn.Module, prover: nn.Module, x: Tensor, y: Tensor, head: int | None = None
+    verifier: nn.Module,
+    prover: nn.Module,
+    x: Tensor,
+    y: Tensor,
+    head: int | None = None,
+    message: Tensor | None = None,
 ) -> dict[str, float]:
     """Where ``prover`` points ``verifier``'s heads on the label-1 images of ``(x, y)``.
+
+    ``message``: the prover's most likely messages on the whole of ``x``, if the caller
+    has them (training's evaluation does); otherwise the prover is run (in evaluation
+    mode) on the label-1 images.
 
     Returns:
         ``pointing_error_px``: the rms distance in pixels from where the plus detector of
@@ -315,11 +324,15 @@ def pointing(
     detectors = plus_detectors(v)
     if head is None:
         head = max(range(v.heads), key=lambda h: float(detectors[h]["alignment"]))
-    was_training = prover.training
-    prover.eval()
     with torch.no_grad():
-        _, centres = v.glimpses(x[positive], prover(x[positive], None).message)
-    prover.train(was_training)
+        if message is None:
+            was_training = prover.training
+            prover.eval()
+            message = prover(x[positive], None).message
+            prover.train(was_training)
+        else:
+            message = message[positive]
+        _, centres = v.glimpses(x[positive], message)
     truth = plus_centres(x[positive]).to(centres.device)
     looks_at = centres[:, head] + torch.tensor(detectors[head]["offset"]).to(centres)
     error = (looks_at - truth).pow(2).sum(dim=1).mean().sqrt()
