@@ -38,7 +38,7 @@ def test_the_headline_labels_every_tier_for_its_backing_and_shows_the_non_monoto
     tail = h["tail"]
     assert tail.smallest <= tail.n0 == exact <= tail.hoeffding
     line = summary_line(h)
-    assert "needs" not in line and line.count("uses at most") == 1
+    assert "debate needs" not in line and line.count("uses at most") == 1
     assert line.count("at most") == 3 and "not what the problem needs" in line
     for count in (opt, exact, tight):
         assert f"at most {count:,}" in line
@@ -107,3 +107,18 @@ def test_the_optimizations_and_debates_fan_out_to_the_same_numbers() -> None:
     assert {k: there.cache[k] for k in keys} == {k: here.cache[k] for k in keys}
     assert measured_rows(here, 2000, 3) == rows_there
     assert {r["machine"] for r in rows_there} >= {"padded-query:t=10,p=0.67"}
+
+
+def test_only_an_exact_tier_count_above_its_scan_limit_is_marked_hoeffding() -> None:
+    from dataclasses import replace
+
+    from proofgames.experiments.params_report import _v_label
+    from proofgames.stochastic.params import lean_params
+    from proofgames.stochastic.tails import EXACT_LABEL
+    from proofgames.stochastic.tight import V_TAIL_LABEL
+
+    p = lean_params(1.0, 10)
+    fell_back = "hoeffding (count above the exact-tail scan limit)"
+    tiers = (None, {"V": EXACT_LABEL}, {"V": V_TAIL_LABEL}, {"V": fell_back})
+    marks = [_v_label(replace(p, tails=tails)).endswith(" (H)") for tails in tiers]
+    assert marks == [False, False, False, True]

@@ -133,7 +133,7 @@ class _Sets:
 
 def _v_label(p: StochasticParams) -> str:
     """V's count, marked when an exact-tier count fell back to Hoeffding's."""
-    fallback = p.tails is not None and p.tails["V"] != EXACT_LABEL
+    fallback = p.tails is not None and p.tails["V"].startswith("hoeffding")
     return f"{p.v_samples:,}" + (" (H)" if fallback else "")
 
 

@@ -17,8 +17,9 @@ one-sided, ``T1(n, eps) = sup_x P[X/n - x >= eps]``
 supremum can be attained (the breakpoints; :mod:`.tails` explains them for ``T2``) it
 computes a rational upper bound on the tail and compares it with ``delta`` exactly.  The
 bound sums the tail's terms, each rounded *up* to a dyadic rational with :data:`BITS`
-significant bits (``C(n, j) x^j (1-x)^(n-j)`` by products rounded up, the next term by the
-exact ratio of consecutive terms, rounded up), and bounds the terms not summed by a
+significant bits (``C(n, j) x^j (1-x)^(n-j)`` by products rounded up, ``C(n, j)`` carried
+from one point to the next by ``C(n, j+1) = C(n, j) (n-j)/(j+1)`` rounded up, the next
+term by the exact ratio of consecutive terms, rounded up), and bounds the terms not summed by a
 geometric series (the ratios of consecutive tail terms decrease away from the mean).
 Points whose Bernstein bound is already within ``delta`` are skipped (the bound's
 exponent is compared with a certified upper bound on ``ln(1/delta)``).
@@ -114,16 +115,19 @@ def _ceil_units(m: int, e: int, unit: int) -> int:
     return m << shift if shift >= 0 else -(-m >> -shift)
 
 
-def _tail_upper(n: int, a: int, big_d: int, start: int, up: bool, unit: int) -> int:
+def _tail_upper(
+    n: int, a: int, big_d: int, start: int, up: bool, unit: int, comb: tuple[int, int]
+) -> int:
     """An upper bound on ``P[X >= start]`` (``up``) or ``P[X <= start]``, x = a/D, in units.
 
-    The result counts units of ``2^unit``.  Requires ``start`` past the mean on its side
-    (so the ratios of consecutive terms are below 1 and decrease outwards).  Stops once the
-    geometric bound on the terms not summed is below ``2^(unit + 8)``.
+    ``comb`` is a dyadic upper bound on ``C(n, start)``; the result counts units of
+    ``2^unit``.  Requires ``start`` past the mean on its side (so the ratios of consecutive
+    terms are below 1 and decrease outwards).  Stops once the geometric bound on the terms
+    not summed is below ``2^(unit + 8)``.
     """
     b = big_d - a
-    m, e = _mul(_pow(a, big_d, start), math.comb(n, start), 1)
-    m, e = _mul((m, e), *_ratio_pow(b, big_d, n - start))
+    m, e = _mul(_pow(a, big_d, start), comb[0], 1)
+    m, e = _mul((m, e + comb[1]), *_ratio_pow(b, big_d, n - start))
     total, j = 0, start
     while True:
         total += _ceil_units(m, e, unit)
@@ -191,20 +195,27 @@ def certify_tail(n: int, eps: Fraction, delta: Fraction, *, two_sided: bool) -> 
     worst, at, points = Fraction(0), Fraction(0), 0
     big_d = n * eps.denominator
     shift = n * eps.numerator  # x = k/n + eps = (k den + n num) / (n den)
-    for k in _points(n, eps, two_sided):
+    span = _points(n, eps, two_sided)
+    # upper bounds on C(n, k) and C(n, k + m), carried from point to point (k -> k + 1)
+    comb = _up(math.comb(n, span.start), 1)
+    comb_m = _up(math.comb(n, span.start + m), 1) if two_sided else (0, 0)
+    for k in span:
+        if k > span.start:
+            comb = _mul(comb, n - k + 1, k)
+            comb_m = _mul(comb_m, n - k - m + 1, k + m) if two_sided and k + m <= n else (0, 0)
         a = k * eps.denominator + (shift if two_sided else -shift)
         if a <= 0 or a >= big_d:
             continue  # x = 0 or x = 1: the tail event is empty
         x = Fraction(a, big_d)
-        if _bernstein_exponent(n, eps, x if x <= Fraction(1, 2) else 1 - x) >= skip_above:
+        if _bernstein_exponent(n, eps, x) >= skip_above:
             continue
         points += 1
         if two_sided:
-            units = _tail_upper(n, a, big_d, k, False, unit)
+            units = _tail_upper(n, a, big_d, k, False, unit, comb)
             if k + m <= n:
-                units += _tail_upper(n, a, big_d, k + m, True, unit)
+                units += _tail_upper(n, a, big_d, k + m, True, unit, comb_m)
         else:
-            units = _tail_upper(n, a, big_d, k, True, unit)
+            units = _tail_upper(n, a, big_d, k, True, unit, comb)
         bound = Fraction(units, 2**-unit) if unit < 0 else Fraction(units * 2**unit)
         if bound > worst:
             worst, at = bound, x
