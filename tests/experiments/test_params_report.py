@@ -8,6 +8,8 @@ import pytest
 
 from proofgames.errors import ProofgamesError
 from proofgames.experiments.params_report import (
+    BACKING,
+    _headline_markdown,
     _Sets,
     headline,
     measured_rows,
@@ -17,7 +19,7 @@ from proofgames.experiments.params_report import (
 )
 from proofgames.stochastic.hypothesis import hypothesis_lipschitz
 from proofgames.stochastic.machines import make_stochastic_machine
-from proofgames.stochastic.tails import EXACT_LABEL
+from proofgames.stochastic.tails import TIER_BACKING
 
 
 def test_the_padded_query_has_k_one_over_every_step_at_any_t() -> None:
@@ -27,14 +29,39 @@ def test_the_padded_query_has_k_one_over_every_step_at_any_t() -> None:
     assert hypothesis_lipschitz(m) == pytest.approx(1.0)
 
 
-def test_the_headline_labels_both_tiers_and_shows_the_non_monotone_tail() -> None:
+@pytest.mark.slow
+def test_the_headline_labels_every_tier_for_its_backing_and_shows_the_non_monotone_tail() -> None:
     h = headline(_Sets())
-    lean, opt, exact = (h["sets"][n].v_samples for n in ("lean", "optimized", "optimized-exact"))
-    assert exact < opt < lean
+    names = ("lean", "optimized", "optimized-exact", "optimized-tight")
+    lean, opt, exact, tight = (h["sets"][n].v_samples for n in names)
+    assert tight < exact < opt < lean
     tail = h["tail"]
     assert tail.smallest <= tail.n0 == exact <= tail.hoeffding
     line = summary_line(h)
-    assert EXACT_LABEL in line and "machine-checked" in line and f"{exact:,}" in line
+    assert "debate needs" not in line and line.count("uses at most") == 1
+    assert line.count("at most") == 3 and "not what the problem needs" in line
+    for count in (opt, exact, tight):
+        assert f"at most {count:,}" in line
+    # the machine-checked claim is made once, for the Hoeffding tier only
+    assert line.count("not machine-checked") == 2 and line.count("machine-checked") == 3
+    assert line.index("machine-checked") < line.index(f"{exact:,}")
+    rows = _headline_markdown(h)[2]
+    for name in names:
+        row = next(r for r in rows.splitlines() if r.startswith(f"| {name} |"))
+        assert row.rstrip(" |").endswith(BACKING[name])
+
+
+def test_every_tier_is_labelled_no_higher_than_its_backing() -> None:
+    assert "not machine-checked" not in TIER_BACKING["hoeffding"]
+    assert TIER_BACKING["hoeffding"].startswith("machine-checked")
+    assert "not machine-checked" in TIER_BACKING["exact"] and "exact" in TIER_BACKING["exact"]
+    assert "not machine-checked" in TIER_BACKING["tight"]
+    assert "written proof" in TIER_BACKING["tight"]
+    assert "checked numerically" in TIER_BACKING["tight"]
+    assert BACKING["optimized"] == BACKING["lean"] == TIER_BACKING["hoeffding"]
+    assert BACKING["optimized-exact"] == TIER_BACKING["exact"]
+    assert BACKING["optimized-tight"] == TIER_BACKING["tight"]
+    assert "not machine-checked" in BACKING["paper"]
 
 
 @pytest.mark.parametrize(
@@ -80,3 +107,18 @@ def test_the_optimizations_and_debates_fan_out_to_the_same_numbers() -> None:
     assert {k: there.cache[k] for k in keys} == {k: here.cache[k] for k in keys}
     assert measured_rows(here, 2000, 3) == rows_there
     assert {r["machine"] for r in rows_there} >= {"padded-query:t=10,p=0.67"}
+
+
+def test_only_an_exact_tier_count_above_its_scan_limit_is_marked_hoeffding() -> None:
+    from dataclasses import replace
+
+    from proofgames.experiments.params_report import _v_label
+    from proofgames.stochastic.params import lean_params
+    from proofgames.stochastic.tails import EXACT_LABEL
+    from proofgames.stochastic.tight import V_TAIL_LABEL
+
+    p = lean_params(1.0, 10)
+    fell_back = "hoeffding (count above the exact-tail scan limit)"
+    tiers = (None, {"V": EXACT_LABEL}, {"V": V_TAIL_LABEL}, {"V": fell_back})
+    marks = [_v_label(replace(p, tails=tails)).endswith(" (H)") for tails in tiers]
+    assert marks == [False, False, False, True]

@@ -23,7 +23,7 @@ from proofgames.stochastic.params import (
     load_params_file,
     resolve_params,
 )
-from proofgames.stochastic.tails import EXACT_LABEL, passes
+from proofgames.stochastic.tails import EXACT_LABEL, TIER_BACKING, passes
 
 runner = CliRunner()
 GOOD = {"c": 3e-4, "s": 0.05994, "b": 0.06054, "q": 1e-6, "v": 0.01, "w": 2 / 3, "d": 0.6}
@@ -207,3 +207,13 @@ def test_every_params_option_has_help() -> None:
     for name, sub in group.commands.items():
         for param in sub.params:
             assert getattr(param, "help", None), (name, param.name)
+
+
+@pytest.mark.parametrize("tail", ["hoeffding", "exact"])
+def test_cli_optimize_labels_each_tier_for_what_backs_it(tail: str) -> None:
+    args = ["params", "optimize", "--k", "1", "--steps", "3", "--tail", tail]
+    record = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+    assert record["backed_by"] == TIER_BACKING[tail]
+    assert ("not machine-checked" in record["backed_by"]) == (tail != "hoeffding")
+    text = " ".join(runner.invoke(app, args).output.split())
+    assert f"backed by │ {TIER_BACKING[tail][:40]}" in text

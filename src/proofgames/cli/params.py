@@ -30,10 +30,6 @@ app = typer.Typer(
     help="Stochastic-debate parameter sets: optimize V's queries, report the trade-offs.",
 )
 
-TIER_LABELS = {
-    "hoeffding": "Hoeffding counts: covered by the Lean theorem (machine-checked)",
-    "exact": "exact binomial tail, not machine-checked",
-}
 
 Gap = Annotated[float, typer.Option("--gap", help="w: the claim is P[M=1] >= w (Lean's w)")]
 Win = Annotated[float, typer.Option("--win", help="d: the guaranteed win probability (Lean's d)")]
@@ -43,7 +39,9 @@ MaxProverSamples = Annotated[
 Tail = Annotated[
     str,
     typer.Option(
-        help="hoeffding (machine-checked counts) | exact (exact binomial tail, not machine-checked)"
+        help="hoeffding (machine-checked: the Lean theorem) | exact (Lean's argument with an "
+        "exact binomial tail, not machine-checked) | tight (a written proof, "
+        "docs/stochastic-tight.md, checked numerically; not machine-checked)"
     ),
 ]
 ProverWeight = Annotated[
@@ -53,15 +51,21 @@ ProverWeight = Annotated[
 
 
 def _table(record: dict[str, Any], tail: str) -> Table:
-    """The optimizer's result, its tier's label first."""
+    """The optimizer's result, what backs it first."""
     from rich.table import Table
+
+    from ..stochastic.tails import TIER_BACKING
 
     table = Table(
         title=f"optimized parameters at K = {record['k']:g}, T = {record['t']}", show_header=False
     )
-    table.add_row("tier", TIER_LABELS[tail])
+    table.add_row("tier", tail)
+    table.add_row("backed by", TIER_BACKING[tail])
     for key, value in record.items():
-        if key != "tail":
+        if key == "conditions":
+            held = sum(c["holds"] for c in value)
+            table.add_row(key, f"{held} of {len(value)} hold (exact; --json lists them)")
+        elif key not in ("tail", "backed_by"):
             table.add_row(key, f"{value:,}" if isinstance(value, int) else str(value))
     return table
 
@@ -81,20 +85,35 @@ def optimize(
     overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """The parameter set minimizing V's oracle queries under the Lean conditions.
+    """The parameter set minimizing V's oracle queries, labelled for what backs it.
 
-    With --json: one JSON object (the set and its costs).
+    --tail hoeffding: the Lean conditions (machine-checked theorem); exact: Lean's argument
+    with exact tails (not machine-checked); tight: the written argument of
+    docs/stochastic-tight.md, every condition checked in exact arithmetic (not
+    machine-checked).  With --json: one JSON object (the set, its costs, ``backed_by``).
     """
+    from ..errors import ProtocolError
     from ..reporting import check_output_file, dumps, write_atomic
     from ..stochastic.optimize import optimize_params
+    from ..stochastic.tight import optimize_tight
 
     with one_line_errors(also=(OSError,)):
+        if out is not None and tail == "tight":
+            raise ProtocolError(
+                "--out is not available with --tail tight (its constants are not Lean's "
+                "c, s, b, q, v); use --params optimized-tight"
+            )
         if out is not None:
             check_output_file(out, overwrite=overwrite)
-        result = optimize_params(
-            k, steps, w=gap, d=win, max_prover_samples=max_prover_samples, tail=tail,
-            prover_weight=prover_weight,
-        )  # fmt: skip
+        if tail == "tight":
+            if prover_weight is not None:
+                raise ProtocolError("--prover-weight is not available with --tail tight")
+            result = optimize_tight(k, steps, w=gap, d=win, max_prover_samples=max_prover_samples)
+        else:
+            result = optimize_params(
+                k, steps, w=gap, d=win, max_prover_samples=max_prover_samples, tail=tail,
+                prover_weight=prover_weight,
+            )  # fmt: skip
         if out is not None:
             write_atomic(Path(out), dumps(result.params_file(), indent=1) + "\n")
     record = result.to_dict()

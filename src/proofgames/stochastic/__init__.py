@@ -16,6 +16,7 @@ from .machines import (
 from .model import StochasticBuilder, StochasticMachine, StochasticStep
 from .optimize import OptimizedParams, optimize_params
 from .params import StochasticParams, hoeffding_samples, lean_params, paper_params, resolve_params
+from .tight import optimize_tight, tight_conditions
 
 __all__ = [
     "K_DEFINITIONS",
@@ -34,9 +35,11 @@ __all__ = [
     "machine_params",
     "make_stochastic_machine",
     "optimize_params",
+    "optimize_tight",
     "paper_params",
     "register_stochastic_machine",
     "require_lipschitz",
     "resolve_params",
     "stochastic_machine_names",
+    "tight_conditions",
 ]

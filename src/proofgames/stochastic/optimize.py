@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
@@ -48,7 +49,7 @@ import numpy as np
 
 from ..errors import ProtocolError
 from .params import PRESETS, StochasticParams, _check_k_t, _real, lean_params
-from .tails import EXACT_LABEL, HOEFFDING_LABEL, SCAN_LIMIT
+from .tails import EXACT_LABEL, HOEFFDING_LABEL, SCAN_LIMIT, TIER_BACKING
 
 DEFAULT_MAX_PROVER_SAMPLES = 10**8
 """Default cap on A's and on B's samples per round."""
@@ -58,11 +59,30 @@ CANDIDATES_EXACT = 3
 """Candidates (best by the normal approximation) whose exact-tail count is computed, when
 V's Hoeffding count is at most :data:`QUICK_SCAN` (else only the best)."""
 QUICK_SCAN = 10_000
+TIERS = ("hoeffding", "exact", "tight")
+"""The tiers :func:`optimize_params` offers (``tight``: :mod:`.tight`)."""
 METHOD = (
     "grid optimum: v and q over round numbers (mantissas 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 "
     "times powers of ten); b, s, c the best for each, rounded to 4 significant digits in the "
     "safe direction"
 )
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One inequality a parameter set must meet, decided in exact rational arithmetic.
+
+    Attributes:
+        name: what it is (``"soundness"``, ``"V's soundness tail"``, ...).
+        lhs, op, rhs: the inequality ``lhs op rhs`` (``op`` is ``"<"`` or ``"<="``).
+        holds: whether it holds.
+    """
+
+    name: str
+    lhs: Fraction
+    op: str
+    rhs: Fraction
+    holds: bool
 
 
 @dataclass(frozen=True)
@@ -77,6 +97,9 @@ class OptimizedParams:
         prover_weight: ``None`` (minimize V's queries) or the weight of prover samples.
         objective: the minimized cost (V's queries, or the weighted cost).
         seconds: the optimizer's wall time.
+        conditions: for the ``tight`` tier, every condition of its argument as checked
+            in exact arithmetic (:func:`~.tight.tight_conditions`); empty otherwise.
+        method: how the set was searched for.
     """
 
     params: StochasticParams
@@ -87,29 +110,57 @@ class OptimizedParams:
     prover_weight: float | None
     objective: float
     seconds: float
+    conditions: tuple[Condition, ...] = ()
+    method: str = METHOD
+
+    @property
+    def backed_by(self) -> str:
+        """What backs the set's guarantee (:data:`~.tails.TIER_BACKING`)."""
+        return TIER_BACKING[self.tail]
 
     @property
     def certified_by(self) -> str:
         """What vouches for the set: the exact check, and which tail bound."""
+        if self.tail == "tight":
+            held = sum(c.holds for c in self.conditions)
+            return (f"the tight argument's {len(self.conditions)} conditions checked in exact "
+                    f"rational arithmetic ({held} hold; tight.tight_conditions)")  # fmt: skip
         check = "Lean Params conditions checked in exact rational arithmetic (lean_params)"
         if self.tail == "exact":
             return f"{check}; sample counts: {EXACT_LABEL} where the scan ran, else Hoeffding"
         return f"{check}; certified Hoeffding counts: {HOEFFDING_LABEL}"
 
     def params_file(self) -> dict[str, Any]:
-        """The ``--params`` JSON file form (:func:`~.params.load_params_file`)."""
-        assert self.params.lean is not None
+        """The ``--params`` JSON file form (:func:`~.params.load_params_file`).
+
+        Raises:
+            ProtocolError: a tight set (its constants are not Lean's ``Params``; use the
+                ``optimized-tight`` preset).
+        """
+        if self.params.lean is None:
+            raise ProtocolError(
+                "a tight set has no --params file form (its constants are not Lean's "
+                "c, s, b, q, v); use --params optimized-tight"
+            )
         return {**self.params.lean, "tail": self.tail}
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form: the values, the counts, and how they are vouched for."""
         p = self.params
-        assert p.lean is not None
+        values = p.lean if p.lean is not None else p.tight
+        assert values is not None
+        extra: dict[str, Any] = {}
+        if self.tail == "tight":
+            extra = {"theta_v": p.v_threshold, "theta_b": p.b_threshold,
+                     "conditions": [{"condition": c.name, "lhs": float(c.lhs), "op": c.op,
+                                     "rhs": float(c.rhs), "holds": c.holds}
+                                    for c in self.conditions]}  # fmt: skip
         return {
-            "name": p.name, "k": p.k, "t": p.steps, **p.lean,
+            "name": p.name, "k": p.k, "t": p.steps, **values, **extra,
             "a_samples": p.a_samples, "b_samples": p.b_samples, "v_samples": p.v_samples,
             "tail": self.tail, "tails": p.tails or {x: "hoeffding" for x in "ABV"},
-            "certified_by": self.certified_by, "method": METHOD,
+            "backed_by": self.backed_by, "certified_by": self.certified_by,
+            "method": self.method,
             "objective": "V queries" if self.prover_weight is None
             else f"V queries + {self.prover_weight:g} * T * (A + B samples per round)",
             "cost": self.objective, "max_prover_samples": self.max_prover_samples,
@@ -224,8 +275,10 @@ def _check_inputs(w: float, d: float, cap: int, tail: str, weight: float | None)
         raise ProtocolError(f"need 0 < d < w <= 1 (win d, gap w), got w = {w}, d = {d}")
     if isinstance(cap, bool) or not isinstance(cap, int) or not 1 <= cap <= 2**53:
         raise ProtocolError(f"max_prover_samples must be an integer in 1..2^53, got {cap!r}")
-    if tail not in ("hoeffding", "exact"):
-        raise ProtocolError(f"tail must be 'hoeffding' or 'exact', got {tail!r}")
+    if tail not in TIERS:
+        raise ProtocolError(f"tail must be one of {list(TIERS)}, got {tail!r}")
+    if tail == "tight" and weight is not None:
+        raise ProtocolError("--prover-weight is not available with the tight tier")
     if weight is not None and not (_real("prover_weight", weight) > 0):
         raise ProtocolError(f"prover_weight must be positive, got {weight!r}")
 
@@ -249,6 +302,8 @@ def optimize_params(
     start = time.perf_counter()
     _check_k_t(k, steps)
     _check_inputs(w, d, max_prover_samples, tail, prover_weight)
+    if tail == "tight":
+        raise ProtocolError("the tight tier has its own optimizer: tight.optimize_tight")
     name = "optimized-exact" if tail == "exact" else "optimized"
     found: list[tuple[float, StochasticParams]] = []
     tries = 1

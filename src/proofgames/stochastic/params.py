@@ -98,6 +98,9 @@ class StochasticParams:
         tails: how each party's sample count was derived, when not every count is the
             Lean theorem's Hoeffding count (``{"A": "hoeffding", "V": "exact binomial
             tail, not machine-checked", ...}``); ``None`` means Hoeffding for all.
+        tight: the tight argument's constants (c, s, b, q_a, q_b, v_c, v_s, w, d) for a
+            set of the ``tight`` tier (:mod:`.tight`: a written proof checked numerically,
+            not machine-checked); ``None`` otherwise.
     """
 
     name: str
@@ -115,6 +118,7 @@ class StochasticParams:
     strict_deterministic: bool = False
     k_definition: str = "given"
     tails: dict[str, str] | None = None
+    tight: dict[str, float] | None = None
 
     def exact_step_tolerance(self) -> float | None:
         """Tolerance for announcements at steps whose probability is known exactly.
@@ -126,10 +130,11 @@ class StochasticParams:
         return 1e-12 if self.strict_deterministic else None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form (``tails`` only when some count is not Hoeffding's)."""
+        """JSON-friendly form (``tails``, ``tight`` only when set)."""
         out = asdict(self)
-        if self.tails is None:
-            del out["tails"]
+        for key in ("tails", "tight"):
+            if out[key] is None:
+                del out[key]
         return out
 
     def proven_completeness(self, p_accept: float) -> float:
@@ -139,8 +144,13 @@ class StochasticParams:
         (the every-step K; :func:`~proofgames.stochastic.hypothesis.hypothesis_status`).
 
         ``paper``: 3/5 whenever ``p_accept >= 2/3`` (else no claim, 0).  ``lean``/custom: the
-        formalization's (1 - v)(P1 - K c - (1 - (1 - q)^T)).
+        formalization's (1 - v)(P1 - K c - (1 - (1 - q)^T)).  ``tight``: the same with V's
+        completeness error v_c and A's q_a (``docs/stochastic-tight.md``; not machine-checked).
         """
+        if self.tight is not None:
+            c, q, v = self.tight["c"], self.tight["q_a"], self.tight["v_c"]
+            bound = (1 - v) * (p_accept - self.k * c - (1 - (1 - q) ** self.steps))
+            return max(0.0, bound)
         if self.lean is None:
             return self.completeness_target if p_accept >= 2 / 3 else 0.0
         c, q, v = self.lean["c"], self.lean["q"], self.lean["v"]
@@ -154,8 +164,13 @@ class StochasticParams:
         (the every-step K; :func:`~proofgames.stochastic.hypothesis.hypothesis_status`).
 
         ``paper``: 2/5 whenever ``p_accept <= 1/3``.  ``lean``/custom: 1 minus the
-        formalization's (1 - v)(1 - q)^T (P0 - K b) with P0 = 1 - P1.
+        formalization's (1 - v)(1 - q)^T (P0 - K b) with P0 = 1 - P1.  ``tight``: the same
+        with V's soundness error v_s and B's q_b (not machine-checked).
         """
+        if self.tight is not None:
+            b, q, v = self.tight["b"], self.tight["q_b"], self.tight["v_s"]
+            rejects = (1 - v) * (1 - q) ** self.steps * ((1 - p_accept) - self.k * b)
+            return min(1.0, 1 - max(0.0, rejects))
         if self.lean is None:
             return self.soundness_target if p_accept <= 1 / 3 else 1.0
         b, q, v = self.lean["b"], self.lean["q"], self.lean["v"]

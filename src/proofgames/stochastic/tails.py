@@ -59,6 +59,15 @@ EXACT_LABEL = "exact binomial tail, not machine-checked"
 """How the exact-tail tier is labelled wherever a count of it is shown."""
 HOEFFDING_LABEL = "Hoeffding (the Lean theorem's counts: machine-checked)"
 """How the Hoeffding tier is labelled."""
+TIER_BACKING = {
+    "hoeffding": "machine-checked: the Lean theorem (its Params conditions, Hoeffding counts)",
+    "exact": "Lean's argument with an exact binomial tail substituted for Hoeffding's "
+    "(not machine-checked)",
+    "tight": "a written proof (docs/stochastic-tight.md) checked numerically in exact "
+    "rational arithmetic (not machine-checked)",
+}
+"""What backs each tier's guarantee, as every report and the CLI label it: only the
+``hoeffding`` tier is covered by the machine-checked theorem."""
 SCAN_LIMIT = 100_000
 """Largest Hoeffding count for which :func:`exact_tail_samples` runs (its scan grows as the
 square of the count: about a minute at 75,000)."""
