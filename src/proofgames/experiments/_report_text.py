@@ -14,12 +14,20 @@ from ..stochastic.hypothesis import K_DEFINITIONS, ORACLE, STEP
 
 Rows = list[dict[str, Any]]
 
+BACKING = {
+    "paper": "the paper's proof (written; not machine-checked)",
+    "lean": "the Lean theorem (machine-checked)",
+}
+"""What backs the bound of each parameter set the report's guarantees use."""
+
 LEGEND = [
     "How to read the figures. *exact*: computed, not sampled -- the optimal adversaries'",
     "values, by backward induction over A's histories (the liar's maximum over every",
     "floating-point announcement, the disputer's expectation over every estimate of honest",
-    "A), up to floating-point rounding and Binomial tails below 1e-18. *proven bound*: the",
-    "theorem's bound at a K that meets its hypothesis. *bound formula*: the same formula at",
+    "A), up to floating-point rounding and Binomial tails below 1e-18. *bound*: the",
+    "theorem's bound at a K that meets its hypothesis; *backed by*: the Lean theorem",
+    "(machine-checked) for the Lean constants, the paper's written proof (not",
+    "machine-checked) for the paper's. *bound formula*: the same formula at",
     "a K that does not (`hypothesis: fails`), or is not known to -- not a theorem.",
     "*measured*: a Monte Carlo fraction with its 95% Clopper-Pearson interval",
     "[ci_low, ci_high]. *K (every step)*: a sound upper bound on the Lipschitz constant",
@@ -106,13 +114,13 @@ def report_markdown(s: Sections, summary: str, out: Path, debates: int, seed: in
         "3/5 (paper) or the Lean formula (1-v)(P1 - Kc - (1-(1-q)^T)), a lower bound. False",
         "claims (P[M=1] <= 1/3): every A against honest B; the bound is 2/5 (paper) or",
         "1 - (1-v)(1-q)^T (P0 - Kb) (Lean), an upper bound. `optimal within`: the exact",
-        "optimal adversary respects the proven bound; `interval consistent`: the measured 95%",
+        "optimal adversary respects the bound; `interval consistent`: the measured 95%",
         "interval does not exclude it (over many cells a few misses would be chance).",
         "`forfeits A/B`: debates each party lost by misbehaving (raising, a malformed or",
         "out-of-range message); they count in `measured` as V decided them.", "",
         table(s.guarantees, ["machine", "P[M=1]", "K (every step)", "params", "claim", "A",
                              "B", "measured", "ci_low", "ci_high", "optimal (exact)",
-                             "proven bound", "optimal within", "interval consistent",
+                             "bound", "backed by", "optimal within", "interval consistent",
                              "forfeits A/B"]),
         *_k_sections(s),
         "## 2. Oracle samples per party", "",
@@ -161,14 +169,15 @@ def _summary_rows(s: Sections) -> Rows:
             f"{worst['B'] if true_claim else worst['A']}: {worst['measured']:.3f} "
             f"[{worst['ci_low']:.3f}, {worst['ci_high']:.3f}]",
             "optimal adversary (exact)": group[0]["optimal (exact)"],
-            "proven bound": f"{'>=' if true_claim else '<='} {group[0]['proven bound']:.3f}",
+            "bound": f"{'>=' if true_claim else '<='} {group[0]['bound']:.3f}",
+            "backed by": group[0]["backed by"],
             "holds": all(r["optimal within"] and r["interval consistent"] for r in group),
         })  # fmt: skip
     return rows
 
 
 def summary_markdown(s: Sections, link: str | None = None) -> str:
-    """The key table (worst case per machine and constants, beside the proven bound).
+    """The key table (worst case per machine and constants, beside the theorem's bound).
 
     ``link``: the full report's address as seen from the page that shows the summary (the
     README); ``None`` inside the report itself.
@@ -179,10 +188,11 @@ def summary_markdown(s: Sections, link: str | None = None) -> str:
     step_broken = sum(1 for r in s.k_definitions if r["K"] == st and not r["within formula"])
     chain, det = "copy-chain:t=1000,p=0.3", s.deterministic
     cols = ["machine", "params", "claim", "worst measured adversary [95% CI]",
-            "optimal adversary (exact)", "proven bound", "holds"]  # fmt: skip
+            "optimal adversary (exact)", "bound", "backed by", "holds"]  # fmt: skip
     return (
         "**Summary** (honest opponent throughout; parameters from K over every step, which "
-        "meets the theorem's hypothesis, so the bounds are proven; optimal values exact; "
+        "meets the theorem's hypothesis, so the bounds hold as far as their backing goes; "
+        "optimal values exact; "
         "measured values with 95% intervals):\n\n"
         + table(_summary_rows(s), cols)
         + f"\nWith the paper's oracle-only K (Definition 6.1) the hypothesis fails, and the "

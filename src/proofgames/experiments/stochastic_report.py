@@ -7,7 +7,7 @@
    claims: every registered A and the optimal A against honest B), with the paper's and the
    Lean constants derived from the every-step K (the theorem's hypothesis); measured
    acceptance with 95% Clopper--Pearson intervals, the exact optimal-adversary value
-   (:mod:`.optimal`), and the proven bound.  Then the oracle-only K beside the every-step K,
+   (:mod:`.optimal`), and the theorem's bound.  Then the oracle-only K beside the every-step K,
    and a liar shading deterministic steps.
 2. **Costs.**  Oracle samples per party per debate against T and against K, paper vs Lean
    constants, with the theorems' cost formulas drawn.
@@ -52,7 +52,7 @@ from ..stochastic.machines import make_stochastic_machine
 from ..stochastic.optimal import optimal_disputer, optimal_liar
 from ..stochastic.params import StochasticParams, lean_params, paper_params
 from ..strategies import strategy_names
-from ._report_text import Sections, report_markdown, summary_markdown
+from ._report_text import BACKING, Sections, report_markdown, summary_markdown
 from ._report_text import check_report_args as check_args
 from .montecarlo import Cell, Estimate, estimate_cells
 
@@ -118,13 +118,14 @@ def guarantees(debates: int, seed: int, measure: Measure | None = None) -> list[
                     "machine": spec, "P[M=1]": m.p_accept, "K (every step)": params.k,
                     "params": pname, "claim": "true" if true_claim else "false", "A": a,
                     "B": b, "measured": None, "ci_low": None, "ci_high": None,
-                    "optimal (exact)": best.value, "proven bound": theorem.proven,
+                    "optimal (exact)": best.value, "bound": theorem.proven,
+                    "backed by": BACKING[pname],
                     "optimal within": sign * (best.value - theorem.proven) >= -1e-12,
                     "interval consistent": None, "forfeits A/B": None,
                 })  # fmt: skip
     for row, e in zip(rows, (measure or measurer())("guarantees", cells, debates, seed),
                       strict=True):  # fmt: skip
-        proven, true_claim = row["proven bound"], row["claim"] == "true"
+        proven, true_claim = row["bound"], row["claim"] == "true"
         row.update({
             "measured": e.acceptance, "ci_low": e.ci_low, "ci_high": e.ci_high,
             "interval consistent": bool(e.ci_high >= proven if true_claim else e.ci_low <= proven),
