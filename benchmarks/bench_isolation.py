@@ -7,8 +7,8 @@ Measures, in one run on this machine, as ratios isolated / in-process:
   * whole-debate wall time of the 47,176,870-step bb5, bisection and cross-examination,
     honest A vs honest B, in-process vs both provers isolated.  The isolated time
     includes starting both processes (each imports proofgames and builds bb5 from its
-    description, without running it); the "debate only" column is the outcome's own clock, which starts
-    once both processes are ready;
+    description, without running it); the "debate only" column is the outcome's own
+    clock, which starts once both processes are ready;
   * the standalone prover (``examples/standalone_bisection_prover.py``, no proofgames
     import) as A against isolated honest B.
 
