@@ -310,12 +310,12 @@ class _Gate:
 
     def __init__(self, path: str | None) -> None:
         self._threads = threading.Lock()
-        self._path = path if fcntl is not None else None
-        self._fd: int | None = None
+        self._path = path if fcntl is not None else None  # None: this process's lock only
+        self._fd: int | None = None  # opened on first use (only with a path)
 
     def __enter__(self) -> _Gate:
         self._threads.acquire()
-        if self._path is None or fcntl is None:
+        if self._path is None:
             return self
         try:
             if self._fd is None:
@@ -328,7 +328,7 @@ class _Gate:
 
     def __exit__(self, *exc: object) -> None:
         try:
-            if self._fd is not None and fcntl is not None:
+            if self._fd is not None:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
         finally:
             self._threads.release()
