@@ -288,3 +288,21 @@ def test_the_summary_does_not_pass_off_the_trained_provers_figures_as_soundness(
     text = runner.invoke(app, [*args[:-2], "--out", str(tmp_path / "c")])
     said = " ".join(text.output.split())
     assert "stress tests (frozen verifier) at step 2: messages: precision" in said, said
+
+
+def test_bf16_autocast_is_an_option_that_changes_the_numerics_reproducibly():
+    """``precision="bf16"``: a different trajectory from the same seed, the same one twice."""
+    ftp = make_task("find-the-plus")
+    base = TrainConfig(steps=2, batch_size=8, eval_size=16, log_every=1, pretrain_steps=0,
+                       update="alternating", progress=False, seed=3)  # fmt: skip
+    from dataclasses import replace
+
+    bf16 = replace(base, precision="bf16")
+    runs = [[{k: v for k, v in row.items() if k != "seconds"} for row in train(ftp, c).metrics]
+            for c in (base, bf16, bf16)]  # fmt: skip
+    assert runs[1] == runs[2] and runs[0] != runs[1]
+    assert all(torch.isfinite(torch.tensor(r["verifier_loss"])) for r in runs[1])
+    assert "precision" not in base.to_dict() and bf16.to_dict()["precision"] == "bf16"
+    assert TrainConfig.from_dict(bf16.to_dict()) == bf16
+    with pytest.raises(ValueError, match="precision 'fp16' not in"):
+        replace(base, precision="fp16").validate()

@@ -52,6 +52,7 @@ class Game:
         self.prover_opt = torch.optim.Adam(self.prover.parameters(), lr=config.lr)
         self.verifier_opt = verifier_optimizer(self.verifier, config)
         self.collaborative = config.formulation == "collaborative"
+        self.bf16 = config.precision == "bf16"
         self.closed_form = False
         self.bank = None
         if config.data_bank:
@@ -161,9 +162,10 @@ class Game:
     def joint_step(self, update_prover: bool, update_verifier: bool) -> Metrics:
         """Gradients of both losses at the current point; step the chosen players."""
         x, y = self.batch()
-        with torch.set_grad_enabled(update_prover):
-            out: ProverOutput = self.prover(x, y if update_prover else None)
-        logits = self.verifier(x, out.message)
+        with torch.autocast(self.device.type, torch.bfloat16, enabled=self.bf16):
+            with torch.set_grad_enabled(update_prover):
+                out: ProverOutput = self.prover(x, y if update_prover else None)
+            logits = self.verifier(x, out.message).float()
         metrics: Metrics = {}
         if update_prover:
             target = y if self.collaborative else torch.ones_like(y)

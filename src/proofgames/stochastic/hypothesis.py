@@ -54,7 +54,6 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import ProtocolError
-from ._sweep_kernel import flatten, sweep_kernel
 from .exact import MAX_STATES, FloatArray, IntArray, _unique_rows
 from .lipschitz import LipschitzBounds, require_lipschitz
 from .model import StochasticMachine
@@ -114,6 +113,8 @@ def _layers(machine: StochasticMachine, max_states: int) -> tuple[list[_Layer], 
 
 def _flat(layers: list[_Layer]) -> tuple[IntArray, FloatArray, IntArray, IntArray]:
     """The layers as the compiled sweep's flat arrays (:mod:`._sweep_kernel`)."""
+    from ._sweep_kernel import flatten  # numba: loaded only when a sweep runs
+
     offsets, c0, c1 = flatten(
         [layer.p for layer in layers],
         [layer.child0 for layer in layers],
@@ -137,6 +138,8 @@ def _sweep(
     only in the directions the step's probability can still move (module docstring).
     Returns two arrays of shape ``(2, cells)``; compiled in :mod:`._sweep_kernel`.
     """
+    from ._sweep_kernel import sweep_kernel
+
     offsets, p, c0, c1 = flat
     f, slope = sweep_kernel(offsets, p, c0, c1, output, a, b)
     return np.asarray(f, np.float64), np.asarray(slope, np.float64)

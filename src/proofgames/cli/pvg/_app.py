@@ -4,6 +4,7 @@ Private to :mod:`proofgames.cli.pvg`, which exports :data:`app` (importing it lo
 PyTorch). Each command is defined in a module of its own: ``train``
 (:mod:`~proofgames.cli.pvg._train`), ``stress`` (:mod:`~proofgames.cli.pvg._stress`),
 ``reproduce`` and ``report`` (:mod:`~proofgames.cli.pvg._reproduce`), ``curves``,
+``heldout``,
 ``diagnose``, ``stability`` and ``start-gradient``.
 
 Example:
@@ -17,6 +18,7 @@ import typer
 
 from ._curves import curves_command
 from ._diagnose import diagnose_command
+from ._heldout import heldout_command
 from ._reproduce import report_command, reproduce_command
 from ._stability import stability_command, start_gradient_command
 from ._stress import stress_command
@@ -36,6 +38,7 @@ app.command("stress")(stress_command)
 app.command("reproduce")(reproduce_command)
 app.command("report")(report_command)
 app.command("curves")(curves_command)
+app.command("heldout")(heldout_command)
 app.command("diagnose")(diagnose_command)
 app.command("stability")(stability_command)
 app.command("start-gradient")(start_gradient_command)

@@ -153,6 +153,7 @@ SETTABLE = (
     "eval_size",
     "log_every",
     "data_bank",
+    "precision",
 )
 """The :class:`TrainConfig` fields ``pvg train --set`` sets: those without an option."""
 
