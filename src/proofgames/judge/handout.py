@@ -100,8 +100,14 @@ def _params(study: Study, rater: User, **more: Any) -> dict[str, Any]:
     return {"study": study.id, "rater": rater.id, "lease_start": utcnow() - LEASE, **more}
 
 
-def _counts(db: Session, study: Study, rater: User) -> dict[tuple[str, str], tuple[int, int]]:
-    """``(what, kind) -> (n, right)``: :func:`.statements.stage_counts` in one statement."""
+def _counts(
+    db: Session, study: Study, rater: User, membership: Membership
+) -> dict[tuple[str, str], tuple[int, int]]:
+    """``(what, kind) -> (n, right)``: sizes and work left (one statement), answers kept.
+
+    ``("answered", kind)`` comes from the membership's counts; the rest from
+    :func:`.statements.stage_counts`.
+    """
     rows = (
         db.connection()  # Core: columns only, nothing for the ORM to load
         .execute(
@@ -109,7 +115,12 @@ def _counts(db: Session, study: Study, rater: User) -> dict[tuple[str, str], tup
         )
         .all()
     )
-    return {(what, kind): (int(n), int(ok or 0)) for what, kind, n, ok in rows}
+    counts = {(what, kind): (int(n), 0) for what, kind, n in rows}
+    counts[("answered", "training")] = (membership.n_training, 0)
+    right = membership.right_qualification
+    counts[("answered", "qualification")] = (membership.n_qualification, right)
+    counts[("answered", "work")] = (membership.n_work, 0)
+    return counts
 
 
 def stage_of(db: Session, study: Study, rater: User, membership: Membership) -> Stage:
@@ -121,7 +132,7 @@ def stage_of(db: Session, study: Study, rater: User, membership: Membership) -> 
         return Stage(study, "closed", note=why)
     if membership.consented_at is None and (study.consent or study.instructions):
         return Stage(study, "consent")
-    counts = _counts(db, study, rater)
+    counts = _counts(db, study, rater, membership)
     for stage in ("training", "qualification"):
         done, size = counts.get(("answered", stage), (0, 0))[0], counts.get(("size", stage))
         if size is not None and done < size[0]:
@@ -329,5 +340,6 @@ def skip(db: Session, rater: User, assignment_id: int) -> None:
         raise Conflict(f"a {question.kind} step cannot be skipped: every rater answers it")
     if assignment.skipped_at is None:
         assignment.skipped_at = utcnow()
+        assignment.done = True
         audit(db, rater, "skip", assignment=assignment.id)
         db.commit()

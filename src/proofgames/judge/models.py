@@ -30,6 +30,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -127,7 +128,12 @@ class Study(Base):
 
 
 class Membership(Base):
-    """A rater's place in a study."""
+    """A rater's place in a study, and their progress in it.
+
+    ``n_training``, ``n_qualification`` and ``n_work`` count the rater's answers to the
+    study's questions of each kind (``right_qualification``: those equal to the expected
+    answer); they grow in the transaction that stores each answer.
+    """
 
     __tablename__ = "memberships"
     __table_args__ = (UniqueConstraint("study_id", "user_id"),)
@@ -136,6 +142,11 @@ class Membership(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     consented_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     deactivated_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    # the rater's progress, counted as each answer is stored (in the answer's transaction)
+    n_training: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    n_qualification: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    right_qualification: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    n_work: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Invitation(Base):
@@ -185,15 +196,23 @@ class Question(Base):
 
 
 class Assignment(Base):
-    """A question handed to one rater; only that rater may read or answer it."""
+    """A question handed to one rater; only that rater may read or answer it.
+
+    ``done``: answered or skipped (set in that transaction), so a rater's open
+    assignment is found without walking the ones they finished.
+    """
 
     __tablename__ = "assignments"
-    __table_args__ = (UniqueConstraint("question_pk", "rater_id"),)
+    __table_args__ = (
+        UniqueConstraint("question_pk", "rater_id"),
+        Index("ix_assignments_rater_done", "rater_id", "done"),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     question_pk: Mapped[int] = mapped_column(ForeignKey("questions.id"), index=True)
     rater_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     skipped_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    done: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Answer(Base):

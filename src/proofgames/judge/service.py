@@ -399,6 +399,8 @@ def _record(
     try:  # two prebuilt inserts: no unit of work to flush on the busiest path
         core = db.connection()  # Core inserts: no ORM statement to set up
         core.execute(statements.insert_answer(), answer)
+        core.execute(statements.finish_assignment(), {"assignment": answer["assignment_id"]})
+        core.execute(statements.count_answer(), _counted(question, rater, answer["yes"]))
         core.execute(statements.insert_audit(), {"actor_id": rater.id, "action": "answer",
                                                  "detail": detail})  # fmt: skip
         db.commit()
@@ -406,6 +408,20 @@ def _record(
         db.rollback()
         return "duplicate"
     return "recorded"
+
+
+def _counted(question: Question, rater: User, yes: bool | None) -> dict[str, int]:
+    """The bound values of :func:`.statements.count_answer` for an answer to ``question``."""
+    kind = question.kind
+    right = kind == "qualification" and yes is not None and yes == question.expected
+    return {
+        "study": question.study_id,
+        "rater": rater.id,
+        "training": int(kind == "training"),
+        "qualification": int(kind == "qualification"),
+        "right": int(right),
+        "work": int(kind == "work"),
+    }
 
 
 def answer_of(db: Session, assignment: Assignment) -> Answer | None:

@@ -34,6 +34,7 @@ from sqlalchemy import (
     case,
     cast,
     exists,
+    false,
     func,
     insert,
     literal,
@@ -134,32 +135,21 @@ def work_query(one_step_per_debate: bool) -> Select[Any]:
 
 @functools.cache
 def stage_counts(one_step_per_debate: bool) -> Select[Any]:
-    """One statement for a rater's progress in ``:study``: rows ``(what, kind, n, right)``.
+    """One statement for the counts a rater's stage needs: rows ``(what, kind, n)``.
 
-    ``size``: how many training and qualification questions the study has; ``answered``:
-    per kind, the answers ``:rater`` gave and how many were right (it walks the rater's
-    own assignments, indexed by rater: ``study_id + 0`` keeps SQLite from starting at
-    the study's questions); ``left``: the work steps waiting for the rater, counted up
-    to ``:cap``.
+    ``size``: how many training and qualification questions ``:study`` has; ``left``:
+    the work steps waiting for ``:rater``, counted up to ``:cap``. (What the rater
+    answered is kept on their membership: :class:`~.models.Membership`.)
     """
     sizes = (
-        select(literal("size"), Question.kind, func.count(Question.id), literal(0))
+        select(literal("size"), Question.kind, func.count(Question.id))
         .where(Question.study_id == STUDY, Question.kind.in_(("training", "qualification")))
-        .group_by(Question.kind)
-    )
-    right = func.sum(case((Answer.yes == Question.expected, 1), else_=0))
-    answered = (
-        select(literal("answered"), Question.kind, func.count(Answer.id), right)
-        .select_from(Assignment)
-        .join(Answer, Answer.assignment_id == Assignment.id)
-        .join(Question, Question.id == Assignment.question_pk)
-        .where(Assignment.rater_id == RATER, Question.study_id + 0 == STUDY)
         .group_by(Question.kind)
     )
     waiting = work_query(one_step_per_debate).limit(CAP).subquery()
     n_left = select(func.count()).select_from(waiting).scalar_subquery()
-    left = select(literal("left"), literal("work"), n_left, literal(0))
-    return select(union_all(sizes, answered, left).subquery())
+    left = select(literal("left"), literal("work"), n_left)
+    return select(union_all(sizes, left).subquery())
 
 
 @functools.cache
@@ -171,6 +161,7 @@ def current(kinds: tuple[str, ...]) -> Select[Assignment, Question]:
         .outerjoin(Answer, Answer.assignment_id == Assignment.id)
         .where(
             Assignment.rater_id == RATER,
+            Assignment.done == false(),  # the (rater_id, done) index: no walk of the rest
             Assignment.skipped_at.is_(None),
             Answer.id.is_(None),
             Question.study_id == STUDY,
@@ -249,6 +240,33 @@ def take_slot() -> Update:
 def insert_assignment() -> ReturningInsert[Assignment]:
     """Insert one :class:`~.models.Assignment` and return it (no unit of work to flush)."""
     return insert(Assignment).returning(Assignment)
+
+
+@functools.cache
+def count_answer() -> Update:
+    """Add one answer to a kind's count on ``:rater``'s membership of ``:study``.
+
+    ``:training``, ``:qualification``, ``:work`` and ``:right`` are 0 or 1: the kind of
+    the question answered, and (qualification) whether the answer was the expected one.
+    """
+    m = Membership.__table__.c
+    return (
+        update(Membership.__table__)
+        .where(m.study_id == STUDY, m.user_id == RATER)
+        .values(
+            n_training=m.n_training + bindparam("training", type_=Integer),
+            n_qualification=m.n_qualification + bindparam("qualification", type_=Integer),
+            right_qualification=m.right_qualification + bindparam("right", type_=Integer),
+            n_work=m.n_work + bindparam("work", type_=Integer),
+        )
+    )
+
+
+@functools.cache
+def finish_assignment() -> Update:
+    """Mark assignment ``:assignment`` done (answered or skipped)."""
+    a = Assignment.__table__.c
+    return update(Assignment.__table__).where(a.id == bindparam("assignment")).values(done=True)
 
 
 @functools.cache
