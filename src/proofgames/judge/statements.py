@@ -249,24 +249,28 @@ def count_answer() -> Update:
     ``:training``, ``:qualification``, ``:work`` and ``:right`` are 0 or 1: the kind of
     the question answered, and (qualification) whether the answer was the expected one.
     """
-    m = Membership.__table__.c
     return (
-        update(Membership.__table__)
-        .where(m.study_id == STUDY, m.user_id == RATER)
+        update(Membership)
+        .where(Membership.study_id == STUDY, Membership.user_id == RATER)
         .values(
-            n_training=m.n_training + bindparam("training", type_=Integer),
-            n_qualification=m.n_qualification + bindparam("qualification", type_=Integer),
-            right_qualification=m.right_qualification + bindparam("right", type_=Integer),
-            n_work=m.n_work + bindparam("work", type_=Integer),
+            n_training=Membership.n_training + bindparam("training", type_=Integer),
+            n_qualification=Membership.n_qualification + bindparam("qualification", type_=Integer),
+            right_qualification=Membership.right_qualification + bindparam("right", type_=Integer),
+            n_work=Membership.n_work + bindparam("work", type_=Integer),
         )
+        .execution_options(synchronize_session=False)
     )
 
 
 @functools.cache
 def finish_assignment() -> Update:
     """Mark assignment ``:assignment`` done (answered or skipped)."""
-    a = Assignment.__table__.c
-    return update(Assignment.__table__).where(a.id == bindparam("assignment")).values(done=True)
+    return (
+        update(Assignment)
+        .where(Assignment.id == bindparam("assignment"))
+        .values(done=True)
+        .execution_options(synchronize_session=False)
+    )
 
 
 @functools.cache
