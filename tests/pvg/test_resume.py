@@ -457,3 +457,17 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/status").read_text().split("State:", 1)[1].split("\n", 1)[0]
     except (FileNotFoundError, IndexError):
         return "\tX"
+
+
+def test_a_run_may_resume_in_another_precision_and_records_it(tmp_path):
+    """``precision`` may change on resuming (as ``device`` may): the rules stay the same."""
+    task_args, config = GAMES["find-the-plus"]
+    task = make_task("find-the-plus", **task_args)
+    saved = replace(config, steps=2, stress_every=0, keep_best=None, out_dir=str(tmp_path),
+                    checkpoint_every=1)  # fmt: skip
+    train(task, saved)
+    resumed = train(task, replace(saved, steps=3, precision="bf16"), resume=tmp_path)
+    assert resumed.steps == 3
+    assert load_training_state(tmp_path).config["precision"] == "bf16"
+    fp32 = train(task, replace(saved, steps=3, out_dir=str(tmp_path / "fp32")))
+    assert _rows(resumed.metrics)[:2] == _rows(fp32.metrics)[:2]  # the same up to the switch

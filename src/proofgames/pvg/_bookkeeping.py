@@ -21,9 +21,19 @@ from .registry import make_task
 from .stress import Metrics
 from .task import PVGTask
 
-#: ``TrainConfig`` fields a resumed run may change: none of them alters the game played.
+#: ``TrainConfig`` fields a resumed run may change: none alters the game's rules (``device``
+#: and ``precision`` change its arithmetic: such a run is not bit-identical to one that kept them).
 RESUMABLE_CHANGES = frozenset(
-    {"steps", "device", "out_dir", "progress", "checkpoint_every", "tensorboard", "max_memory_gb"}
+    {
+        "steps",
+        "device",
+        "precision",
+        "out_dir",
+        "progress",
+        "checkpoint_every",
+        "tensorboard",
+        "max_memory_gb",
+    }
 )
 
 
