@@ -120,8 +120,13 @@ class _A(Player, CrossExaminationA):
             return int(ctx.rng.integers(1, horizon + 1))
         return None if self._at is None else lie_time(self._at, horizon)
 
-    def commit(self, ctx: GameContext) -> None:
+    def prepare(self, ctx: GameContext) -> None:
+        """Build the transcript before the first call: the party runner's set-up hook."""
         self._committed = self._build(ctx)
+
+    def commit(self, ctx: GameContext) -> None:
+        if self._committed is None:
+            self._committed = self._build(ctx)
 
     def _build(self, ctx: GameContext) -> ArrayTranscript | _CountingView:
         m = ctx.machine
