@@ -34,21 +34,24 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import select
 import selectors
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import wire
-from ._served import LIMITS, identity
+from ._served import ENV, LIMITS, identity
 
-__all__ = ["SINGLE_THREADED", "PartyServer", "main", "warm_up"]
+__all__ = ["SINGLE_THREADED", "PartyServer", "children_cpu", "main", "serving", "warm_up"]
 
 #: Environment that keeps the numerical libraries to one thread (set before NumPy loads).
 SINGLE_THREADED = {
@@ -62,11 +65,16 @@ USAGE = "usage: python -m proofgames.isolation.server SOCKET-PATH"
 
 def warm_up() -> None:
     """Import the party runner and load the engine's compiled kernels (a bb2 debate each)."""
-    from ..harness import play
+    from ..instances import resolve_instance
+    from ..protocols import get_protocol
+    from ..protocols._catalog import Options
+    from ..strategies import make_strategy
     from . import party  # noqa: F401  (imported for the children)
 
     for protocol in ("bisection", "cross-examination"):
-        play(protocol, "bb2", claim=1, a="honest", b="honest")
+        a, b = (make_strategy(protocol, role, "honest") for role in "AB")
+        out = get_protocol(protocol).run(resolve_instance(protocol, "bb2"), 1, a, b, Options())
+        assert out.winner == "A", out.reason
 
 
 def os_threads() -> int:
@@ -311,6 +319,47 @@ def _child(
         with contextlib.suppress(Exception):
             sys.stderr.flush()
         os._exit(code)
+
+
+@contextlib.contextmanager
+def serving(path: str | Path, *, timeout: float = 120.0) -> Iterator[subprocess.Popen[str]]:
+    """Run a party server on ``path`` for the ``with`` block (started, warmed, then stopped).
+
+    Set ``PROOFGAMES_PARTY_SERVER`` to ``path`` for the debates that should use it.
+
+    Raises:
+        ProofgamesError: it did not say ready within ``timeout`` seconds.
+    """
+    from ..errors import ProofgamesError
+
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
+                                                       env.get("PYTHONPATH")]))  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-m", MODULE, str(path)], stderr=subprocess.PIPE,
+                            text=True, env=env | SINGLE_THREADED)  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        ready, _, _ = select.select([proc.stderr], [], [], timeout)
+        line = proc.stderr.readline() if ready else ""
+        if "ready" not in line:
+            raise ProofgamesError(f"the party server did not start: {line.strip()[:300]}")
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def children_cpu(pid: int) -> float:
+    """CPU seconds of the children ``pid`` has reaped (its ``cutime + cstime``), from /proc.
+
+    For a party server, what its forked provers spent, once V has let them go.
+    """
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
 def main(argv: list[str] | None = None) -> int:
