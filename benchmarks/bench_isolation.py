@@ -21,7 +21,7 @@ The load average and the CPUs this process may use are recorded; run it pinned (
 Prints a markdown table, or one JSON object with ``--json``; with ``--publish`` it also
 writes benchmarks/results/isolation.{json,md} and the ``bench:isolation`` block of
 docs/performance.md.
-Run:  .venv/bin/python benchmarks/bench_isolation.py [--json] [--repeat N] [--publish]
+Run:  taskset -c 0 .venv/bin/python benchmarks/bench_isolation.py [--json] [--repeat N] [--publish]
 """
 
 from __future__ import annotations

@@ -205,3 +205,23 @@ def test_a_bad_socket_path_is_one_clear_error(tmp_path) -> None:
     )  # fmt: skip
     assert out.returncode == 2
     assert out.stderr.strip().splitlines()[-1].startswith("error:") and "folder" in out.stderr
+
+
+def test_a_stopped_server_cannot_make_v_wait(tmp_path, monkeypatch) -> None:
+    """A party may SIGSTOP the server (same user): V's waits on it stay bounded."""
+    path = tmp_path / "stopped.sock"
+    proc = _start(path)
+    try:
+        child = ServedProcess(str(path), "honest", None, None)
+        os.kill(proc.pid, signal.SIGSTOP)
+        child.kill_group()
+        assert child.wait(30) == _served.UNKNOWN_EXIT  # after REPORT_GRACE, not for ever
+        monkeypatch.setattr(_served, "CONNECT_SECONDS", 1.0)
+        start = time.monotonic()
+        with pytest.raises(ServerUnavailable, match="timed out"):
+            ServedProcess(str(path), "honest", None, None)  # V then starts the process
+        assert time.monotonic() - start < 10
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+        proc.terminate()
+        proc.wait(30)

@@ -48,6 +48,7 @@ CONNECT_SECONDS = 10.0  # how long V waits for the server's answer before fallin
 LIMITS = ("RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE",
           "RLIMIT_NPROC", "RLIMIT_STACK", "RLIMIT_CORE")  # fmt: skip
 UNKNOWN_EXIT = 255  # the exit status when the server went away before reporting it
+REPORT_GRACE = 5.0  # seconds V waits for the server's report once the child has ended
 
 Launch = Callable[[list[str], Mapping[str, str] | None, str | None], Any]
 
@@ -238,16 +239,27 @@ class ServedProcess:
         return bool(select.select([self._pidfd], [], [], timeout)[0])
 
     def wait(self, timeout: float | None = None) -> int:
-        """Wait for the exit status; raise ``subprocess.TimeoutExpired`` past ``timeout``."""
+        """Wait for the exit status; raise ``subprocess.TimeoutExpired`` past ``timeout``.
+
+        A server that does not report within :data:`REPORT_GRACE` seconds of the child's
+        end (say, a party stopped it with SIGSTOP) is not waited for: the status is then
+        :data:`UNKNOWN_EXIT`, so no party can make V wait here for ever.
+        """
         end = None if timeout is None else time.monotonic() + timeout
+        ended: float | None = None
         while self.poll() is None:
             left = 1.0 if end is None else end - time.monotonic()
             if left <= 0:
                 raise subprocess.TimeoutExpired(f"party {self.pid}", timeout or 0.0)
-            if self._sock is not None:
-                self._check(min(left, 1.0))
-            else:
+            if self._sock is None:
                 self._pidfd_ended(min(left, 1.0))
+                continue
+            self._check(min(left, 0.1))
+            if self.returncode is None and self._pidfd_ended(0.0):
+                ended = ended or time.monotonic()
+                if time.monotonic() - ended > REPORT_GRACE:
+                    self.returncode = UNKNOWN_EXIT
+                    self._release()
         return self.returncode  # type: ignore[return-value]
 
     def kill_group(self) -> None:
