@@ -196,6 +196,23 @@ def test_requests_that_are_not_ours_are_refused(server) -> None:
     assert child.wait(10) == -signal.SIGKILL
 
 
+def test_idle_connections_cannot_starve_the_server(server) -> None:
+    import socket
+
+    from proofgames.isolation.server import MAX_PENDING
+
+    idle = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(MAX_PENDING + 8)]
+    try:
+        for sock in idle:
+            sock.connect(server[0])
+        child = ServedProcess(server[0], "honest", None, None)  # still answered
+        child.kill_group()
+        assert child.wait(10) == -signal.SIGKILL
+    finally:
+        for sock in idle:
+            sock.close()
+
+
 def test_a_bad_socket_path_is_one_clear_error(tmp_path) -> None:
     env = dict(os.environ, PYTHONPATH=str(SRC))
     bad = str(tmp_path / "no" / "such" / "folder.sock")

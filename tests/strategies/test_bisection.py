@@ -39,3 +39,16 @@ def test_a_prepared_honest_b_answers_as_one_that_simulates_each_half() -> None:
         assert said == plain.dispute(ctx, state, mid)
         answers[said] += 1
     assert min(answers.values()) > 0  # both answers were exercised
+
+
+def test_a_run_prepared_for_another_context_is_not_used() -> None:
+    inst = resolve_instance("bisection", "bb4")
+    ctx, other = _context(inst), _context(resolve_instance("bisection", "bb3"))
+    b = make_strategy("bisection", "B", "honest")
+    b.prepare(other)  # prepared for another debate: this one simulates as unprepared B
+    start = ctx.machine.initial()
+    end, _ = ctx.machine.run_steps(start, inst.steps, ctx.oracle)
+    mid, _ = ctx.machine.run_steps(start, inst.steps // 2, ctx.oracle)
+    work = b.work
+    assert b.dispute(ctx, BisectionState(start, end, inst.steps, 0), mid) == SECOND
+    assert b.work == work + inst.steps // 2

@@ -42,6 +42,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -59,6 +60,7 @@ SINGLE_THREADED = {
     "NUMBA_NUM_THREADS": "1",
 }  # fmt: skip
 MAX_REQUEST = 4 << 20  # bytes of one fork request (the spec and V's environment)
+MAX_PENDING = 64  # connections that have not yet asked for a child
 MODULE = "proofgames.isolation.server"
 USAGE = "usage: python -m proofgames.isolation.server SOCKET-PATH"
 
@@ -167,11 +169,17 @@ class PartyServer:
             sock, _ = self._listener.accept()
         except BlockingIOError:
             return
+        except OSError:  # out of descriptors: let the waiting clients time out and fall back
+            time.sleep(0.1)
+            return
         creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         if struct.unpack("3i", creds)[1] != os.getuid():
             sock.close()  # only this user's processes may ask for a child
             return
         sock.setblocking(False)
+        pending = [c for c in self._conns.values() if c.pid is None]
+        if len(pending) >= MAX_PENDING:  # a flood of idle connections: the oldest goes
+            self._drop(pending[0], kill=False)
         conn = _Conn(sock)
         self._conns[sock.fileno()] = conn
         self._sel.register(sock, selectors.EVENT_READ, "conn")

@@ -98,15 +98,15 @@ def late_lie_a() -> _RunA:
 class _HonestB(Player, BisectionB):
     """Simulates each disputed first half; with :meth:`prepare`, reads it off its own run."""
 
-    run: ClaimedRun | None = None
+    prepared: tuple[GameContext, ClaimedRun] | None = None
 
     def prepare(self, ctx: GameContext) -> None:
         """Run M once (with checkpoints) before the first call, e.g. beside A's own run."""
-        self.run = ClaimedRun(ctx.machine, ctx.steps, ctx.oracle, progress=ctx.progress)
-        self.work = self.run.work
+        run = ClaimedRun(ctx.machine, ctx.steps, ctx.oracle, progress=ctx.progress)
+        self.prepared, self.work = (ctx, run), run.work
 
     def dispute(self, ctx: GameContext, state: BisectionState, midpoint: Configuration) -> str:
-        run = self.run
+        run = self.prepared[1] if self.prepared is not None and self.prepared[0] is ctx else None
         if run is not None and run.config_at(state.start_time) == state.start:
             truth = run.config_at(state.midpoint_time)  # the agreed start is on the true run
             self.work = run.work
