@@ -21,7 +21,10 @@ from proofgames.isolation._served import ENV, ServedProcess, ServerUnavailable
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 ROOT = SRC.parent
-pytestmark = pytest.mark.slow  # each test starts a server (and warms it) or a V process
+pytestmark = [
+    pytest.mark.slow,  # each test starts a server (and warms it) or a V process
+    pytest.mark.skipif(sys.platform != "linux", reason="the party server is Linux only"),
+]
 
 
 def _start(path: Path) -> subprocess.Popen[str]:
@@ -47,9 +50,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]
     assert not path.exists()  # it removes its socket on the way out
 
 
-def _children(pid: int) -> list[str]:
-    out = subprocess.run(["ps", "-o", "pid=,stat=", "--ppid", str(pid)], capture_output=True)
-    return out.stdout.decode().split("\n")[:-1]
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (zombies included), from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(stat[1]) == pid:
+            found.append(int(entry))
+    return found
 
 
 def _wait_gone(pid: int, seconds: float = 10.0) -> bool:

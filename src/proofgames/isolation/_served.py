@@ -97,6 +97,8 @@ def launcher(argv: list[str], env: Mapping[str, str] | None) -> Launch | None:
 
 
 def _connect(path: str) -> socket.socket:
+    if not all(hasattr(socket, x) for x in ("AF_UNIX", "SO_PEERCRED", "send_fds")):
+        raise ServerUnavailable("this platform cannot pass pipes to a server (Linux only)")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(CONNECT_SECONDS)
     try:
