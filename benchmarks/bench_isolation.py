@@ -4,18 +4,24 @@ Measures, in one run on this machine, as ratios isolated / in-process:
   * per-message overhead: V's call of a trivial move (cross-examination B ``first``: a
     challenge with no reads, and bisection B ``second`` on bb5's 12,289-cell
     configurations) through ``Party.call``, in-process vs to a prover's own process;
-  * whole-debate wall time of the 47,176,870-step bb5, bisection and cross-examination,
-    honest A vs honest B, in-process vs both provers isolated.  The isolated time
-    includes starting both processes (each imports proofgames and builds bb5 from its
-    description, without running it); the "debate only" column is the outcome's own
-    clock, which starts once both processes are ready;
+  * whole debates of the 47,176,870-step bb5, bisection and cross-examination, honest A
+    vs honest B, in-process vs both provers isolated, each prover's process either
+    started (it imports proofgames, loads the compiled kernels and builds bb5 from its
+    description, without running it) or forked by a party server started here
+    (:mod:`proofgames.isolation.server`, warm).  Wall time and CPU time (V's and every
+    prover's), modes taken round-robin; isolated provers simulate at set-up at once
+    (``prepare``), so on two free cores the wall time of honest A vs honest B drops
+    towards one run, while on one core it cannot;
   * the standalone prover (``examples/standalone_bisection_prover.py``, no proofgames
-    import) as A against isolated honest B.
+    import) as A against isolated honest B (a program: always started).
+
+The load average and the CPUs this process may use are recorded; run it pinned (``taskset
+-c 0``) on a machine whose other core is busy, and the figures are one core's.
 
 Prints a markdown table, or one JSON object with ``--json``; with ``--publish`` it also
 writes benchmarks/results/isolation.{json,md} and the ``bench:isolation`` block of
 docs/performance.md.
-Run:  .venv/bin/python benchmarks/bench_isolation.py [--json] [--repeat N] [--publish]
+Run:  taskset -c 0 .venv/bin/python benchmarks/bench_isolation.py [--json] [--repeat N] [--publish]
 """
 
 from __future__ import annotations
@@ -24,14 +30,18 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from proofgames.harness import play, resolve_instance
 from proofgames.isolation import isolated_players
+from proofgames.isolation._served import ENV
+from proofgames.isolation.server import children_cpu, serving
 from proofgames.protocols._catalog import Options
 from proofgames.protocols._common import Debate
 from proofgames.protocols.bisection import BisectionState
@@ -79,49 +89,99 @@ def _message_case(protocol: str, spec: str, b: str, method: str, n_iso: int) -> 
     return {"in_process_s": inproc, "isolated_s": isolated, "ratio": isolated / inproc}
 
 
-def _debate_case(protocol: str, a: Any, repeat: int) -> dict[str, Any]:
+MODES = ("in-process", "process", "served")  # served: forked by the party server
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and the children it has reaped."""
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _served_cpu(server: int) -> float:
+    """CPU of the server's reaped children, once it has reaped every one (V let them go)."""
+    kids = Path(f"/proc/{server}/task/{server}/children")
+    end = time.monotonic() + 10
+    while kids.read_text().strip() and time.monotonic() < end:
+        time.sleep(0.005)
+    return children_cpu(server)
+
+
+def _one(protocol: str, inst: Any, a: Any, mode: str, server: int) -> tuple[float, float, float]:
+    """(wall, CPU, debate-only clock) of one debate; CPU includes every prover's process."""
+    iso = "in-process" if mode == "in-process" else "process"
+    env = {ENV: os.environ.pop(ENV, "")}
+    if mode == "served":
+        os.environ[ENV] = env[ENV]
+    cpu, served, start = _cpu(), _served_cpu(server), time.perf_counter()
+    try:
+        out = play(protocol, inst, claim=1, a=a, b="honest", isolation=iso)
+    finally:
+        os.environ[ENV] = env[ENV]
+    wall = time.perf_counter() - start
+    cpu = _cpu() - cpu + _served_cpu(server) - served
+    assert out.winner == "A" and out.forfeit is None, out.reason
+    return wall, cpu, out.costs.seconds
+
+
+def _debate_case(protocol: str, a: Any, repeat: int, server: int) -> dict[str, Any]:
+    """Each mode once per round, round-robin, ``repeat`` rounds: medians and ratios."""
     inst = resolve_instance(protocol, "bb5")
-    rows: dict[str, list[float]] = {"in-process": [], "process": [], "debate": []}
+    modes = MODES if a == "honest" else MODES[1:]
+    runs: dict[str, list[tuple[float, float, float]]] = {m: [] for m in modes}
     for _ in range(repeat):
-        for iso in ("in-process", "process") if a == "honest" else ("process",):
-            start = time.perf_counter()
-            out = play(protocol, inst, claim=1, a=a, b="honest", isolation=iso)
-            rows[iso].append(time.perf_counter() - start)
-            assert out.winner == "A" and out.forfeit is None, out.reason
-            if iso == "process":
-                rows["debate"].append(out.costs.seconds)
-    med = {k: statistics.median(v) if v else None for k, v in rows.items()}
-    ratio = med["process"] / med["in-process"] if med["in-process"] else None
-    return {"in_process_s": med["in-process"], "isolated_s": med["process"],
-            "isolated_debate_only_s": med["debate"], "ratio": ratio}  # fmt: skip
+        for mode in modes:
+            runs[mode].append(_one(protocol, inst, a, mode, server))
+    out: dict[str, Any] = {"runs": runs}
+    for mode, rs in runs.items():
+        for i, what in enumerate(("wall", "cpu", "debate_only")):
+            out[f"{mode}_{what}_s"] = statistics.median(r[i] for r in rs)
+    for mode in modes[1:] if a == "honest" else ():
+        for what in ("wall", "cpu"):
+            out[f"{mode}_over_in_process_{what}"] = (
+                out[f"{mode}_{what}_s"] / out[f"in-process_{what}_s"]
+            )
+    return out
 
 
 def measure(repeat: int, n_iso: int) -> dict[str, Any]:
-    """Every figure of the benchmark."""
+    """Every figure of the benchmark (the party server started here for the served rows)."""
     play("bisection", "bb5", claim=1, a="honest", b="honest")  # warm the compiled engine
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(),
-               "platform": platform.platform()}  # fmt: skip
+               "platform": platform.platform(),
+               "cpu_affinity": sorted(os.sched_getaffinity(0))}  # fmt: skip
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as d, serving(Path(d) / "party.sock") as server:
+        os.environ[ENV] = str(Path(d) / "party.sock")  # read by _one's served mode only
+        try:
+            messages = {
+                "trivial call (cross-examination B first, bb2)": _message_case(
+                    "cross-examination", "bb2", "first", "challenge", n_iso
+                ),
+                "dispute with bb5 configurations (3 x 12,289 cells)": _message_case(
+                    "bisection", "bb5", "second", "dispute", n_iso
+                ),
+            }
+            debates = {
+                "bisection bb5, honest A vs honest B": _debate_case(
+                    "bisection", "honest", repeat, server.pid
+                ),
+                "cross-examination bb5, honest A vs honest B": _debate_case(
+                    "cross-examination", "honest", repeat, server.pid
+                ),
+                "bisection bb5, standalone prover A vs honest B": _debate_case(
+                    "bisection", PROVER, repeat, server.pid
+                ),
+            }
+        finally:
+            os.environ.pop(ENV, None)
     return {
-        "machine": machine,
-        "repeat": repeat,
-        "messages": {
-            "trivial call (cross-examination B first, bb2)": _message_case(
-                "cross-examination", "bb2", "first", "challenge", n_iso
-            ),
-            "dispute with bb5 configurations (3 x 12,289 cells)": _message_case(
-                "bisection", "bb5", "second", "dispute", n_iso
-            ),
-        },
-        "debates": {
-            "bisection bb5, honest A vs honest B": _debate_case("bisection", "honest", repeat),
-            "cross-examination bb5, honest A vs honest B": _debate_case(
-                "cross-examination", "honest", repeat
-            ),
-            "bisection bb5, standalone prover A vs honest B": _debate_case(
-                "bisection", PROVER, repeat
-            ),
-        },
-    }
+        "machine": machine, "repeat": repeat, "load_average_before": load_before,
+        "load_average_after": os.getloadavg(), "messages": messages, "debates": debates,
+    }  # fmt: skip
 
 
 def _fmt(x: float | None, unit: str = "s") -> str:
@@ -134,26 +194,40 @@ def _fmt(x: float | None, unit: str = "s") -> str:
 
 def table(res: dict[str, Any]) -> str:
     """The results as markdown."""
-    m = res["machine"]
+    m, la, lb = res["machine"], res["load_average_before"], res["load_average_after"]
     lines = [
-        f"Process isolation on {m['cpus']} CPUs, Python {m['python']} "
-        f"(medians of {res['repeat']} debates)",
+        f"Process isolation on CPUs {m['cpu_affinity']} of {m['cpus']}, Python {m['python']}; "
+        f"medians of {res['repeat']} debates per mode, taken round-robin; load average "
+        f"{la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f} before, {lb[0]:.2f} / {lb[1]:.2f} / "
+        f"{lb[2]:.2f} after. CPU: V's process and every prover's (started: V's reaped "
+        "children; served: the party server's reaped children).",
         "",
-        "| what | in-process | isolated | ratio |",
+        "| per message | in-process | isolated | ratio |",
         "|---|---:|---:|---:|",
     ]
     for name, r in res["messages"].items():
         lines.append(
-            f"| per message: {name} | {_fmt(r['in_process_s'], 'us')} | "
+            f"| {name} | {_fmt(r['in_process_s'], 'us')} | "
             f"{_fmt(r['isolated_s'], 'us')} | {r['ratio']:,.0f}x |"
         )
+    lines += [
+        "",
+        "| whole debate (wall / CPU) | in-process | isolated, started | isolated, party server "
+        "| started / in-process | server / in-process |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for name, r in res["debates"].items():
-        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"
-        lines.append(
-            f"| whole debate: {name} | {_fmt(r['in_process_s'])} | "
-            f"{_fmt(r['isolated_s'])} (debate only {_fmt(r['isolated_debate_only_s'])}) "
-            f"| {ratio} |"
-        )
+        cells = [
+            "-" if f"{mode}_wall_s" not in r else
+            f"{r[f'{mode}_wall_s']:.2f} / {r[f'{mode}_cpu_s']:.2f} s"
+            for mode in MODES
+        ]  # fmt: skip
+        ratios = [
+            "-" if f"{mode}_over_in_process_wall" not in r else
+            f"{r[f'{mode}_over_in_process_wall']:.2f}x / {r[f'{mode}_over_in_process_cpu']:.2f}x"
+            for mode in MODES[1:]
+        ]  # fmt: skip
+        lines.append(f"| {name} | " + " | ".join(cells + ratios) + " |")
     return "\n".join(lines)
 
 
@@ -180,7 +254,8 @@ def publish(res: dict[str, Any]) -> None:
     day = time.strftime("%Y-%m-%d")
     md = (
         f"Measured {day} on {platform.machine()}, CPython {platform.python_version()}, "
-        f"{os.cpu_count()} cores (`.venv/bin/python benchmarks/bench_isolation.py --publish`)."
+        f"{os.cpu_count()} cores (`taskset -c 0 .venv/bin/python benchmarks/bench_isolation.py "
+        "--publish`: one core)."
         "\n\n" + table(res)
     )
     write_atomic(results / "isolation.md", md + "\n")

@@ -5,7 +5,10 @@ Measures, in one run on this machine, each as a fresh process timed from outside
 taken round-robin so that a change of load touches every row alike:
   * ``python -c "import proofgames"`` and ``proofgames --help``;
   * ``proofgames debate bisection --machine bb5 --steps 47176870 --claim 1`` in process
-    and with ``--isolation process`` (both provers in their own processes);
+    and with ``--isolation process`` (both provers in their own processes), the provers'
+    processes either started or forked by a party server (``proofgames party-server``,
+    started here and warm before the first run; its children's CPU is counted from its
+    ``cutime``; this tree only);
   * the floor: one run of the 47,176,870-step 5-state champion by a tight C loop compiled
     here with ``gcc -O2`` (the loop of ``bench_deterministic.py``, one repetition; its wall
     is its own clock, so process start is not in it).
@@ -45,12 +48,15 @@ from typing import Any
 
 from bench_deterministic import BB5_STEPS, C_LOOP
 
+from proofgames.isolation._served import ENV
+from proofgames.isolation.server import children_cpu, serving
 from proofgames.reporting import replace_block, write_atomic, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 IN_PROCESS = "debate bisection bb5, in process"
 ISOLATED = "debate bisection bb5, --isolation process"
+SERVED = "debate bisection bb5, --isolation process, party server"
 DEBATE = ["debate", "bisection", "--machine", "bb5", "--steps", str(BB5_STEPS), "--claim", "1"]
 COMMANDS: dict[str, list[str]] = {
     'python -c "import proofgames"': [PY, "-c", "import proofgames"],
@@ -59,6 +65,7 @@ COMMANDS: dict[str, list[str]] = {
     ISOLATED: [
         PY, "-m", "proofgames", *DEBATE, "--isolation", "process",
     ],
+    SERVED: [PY, "-m", "proofgames", *DEBATE, "--isolation", "process"],
 }  # fmt: skip
 
 
@@ -92,19 +99,37 @@ def c_loop() -> Iterator[Callable[[], Run] | None]:
         yield run
 
 
-def _run(argv: list[str], src: Path) -> Run:
+def _served_cpu(server: int) -> float:
+    """CPU of the party server's reaped children, once it has reaped every one."""
+    kids = Path(f"/proc/{server}/task/{server}/children")
+    end = time.monotonic() + 10
+    while kids.read_text().strip() and time.monotonic() < end:
+        time.sleep(0.005)
+    return children_cpu(server)
+
+
+def _run(argv: list[str], src: Path, server: tuple[str, int] | None = None) -> Run:
     """One command, start to exit, importing proofgames from ``src``: (wall, CPU) seconds.
 
     The CPU is the process's and its children's (an isolated debate's provers included),
-    which other work on a shared core does not inflate as it does the wall time.
+    which other work on a shared core does not inflate as it does the wall time.  With
+    ``server`` (socket, pid) the provers are forked by that party server, and their CPU is
+    the server's reaped children's.
     """
-    env = os.environ | {"PYTHONPATH": str(src)}
+    env = {k: v for k, v in os.environ.items() if k != ENV} | {"PYTHONPATH": str(src)}
+    if server is not None:
+        env[ENV] = server[0]
+    served = 0.0 if server is None else _served_cpu(server[1])
     cpu, start = _children_cpu(), time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
-    took = time.perf_counter() - start, _children_cpu() - cpu
+    wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+    if server is not None:
+        cpu += _served_cpu(server[1]) - served
+        if "party server" in proc.stderr:  # it fell back: these are not served figures
+            raise SystemExit(f"the party server was not used: {proc.stderr[-500:]}")
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr[-500:]}")
-    return took
+    return wall, cpu
 
 
 def _summary(runs: list[Run], floor: dict[str, Any] | None) -> dict[str, Any]:
@@ -126,19 +151,22 @@ def measure(repeat: int, src: Path = ROOT / "src", baseline: Path | None = None)
     runs: dict[str, dict[str, list[Run]]] = {t: {n: [] for n in COMMANDS} for t in trees}
     floor_runs: list[Run] = []
     load_before = os.getloadavg()
-    with c_loop() as c_run:
-        for argv in COMMANDS.values():
-            for path in trees.values():
-                _run(argv, path)
+    with c_loop() as c_run, tempfile.TemporaryDirectory() as d, serving(sock := f"{d}/s") as srv:
+        for name, argv in COMMANDS.items():
+            for tree, path in trees.items():
+                if name != SERVED or tree == "this":  # the server runs this tree's code
+                    _run(argv, path, (sock, srv.pid) if name == SERVED else None)
         for _ in range(repeat):
             if c_run is not None:
                 floor_runs.append(c_run())
             for name, argv in COMMANDS.items():
                 for tree, path in trees.items():
-                    runs[tree][name].append(_run(argv, path))
+                    if name != SERVED or tree == "this":
+                        server = (sock, srv.pid) if name == SERVED else None
+                        runs[tree][name].append(_run(argv, path, server))
     load_after = os.getloadavg()
     floor = _summary(floor_runs, None) if floor_runs else None
-    rows = {tree: {name: _summary(r, floor) for name, r in per.items()}
+    rows = {tree: {name: _summary(r, floor) for name, r in per.items() if r}
             for tree, per in runs.items()}  # fmt: skip
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(),
                "platform": platform.platform(),
@@ -152,6 +180,10 @@ def measure(repeat: int, src: Path = ROOT / "src", baseline: Path | None = None)
             tree: {what: r[ISOLATED][f"{what}_median_s"] / r[IN_PROCESS][f"{what}_median_s"]
                    for what in ("wall", "cpu")}
             for tree, r in rows.items()
+        },
+        "served_over_in_process": {
+            what: rows["this"][SERVED][f"{what}_median_s"]
+            / rows["this"][IN_PROCESS][f"{what}_median_s"] for what in ("wall", "cpu")
         },
     }  # fmt: skip
 
@@ -182,11 +214,13 @@ def table(res: dict[str, Any]) -> str:
             f"| `{name}` | {r['wall_min_s']:.3f} s | {r['wall_median_s']:.3f} s "
             f"| {_x(r['wall_over_c'])} | {r['cpu_median_s']:.3f} s | {_x(r['cpu_over_c'])} |"
         )
-        if base:
+        if base and name in base:
             b = base[name]
             line += (
                 f" {b['wall_median_s']:.3f} s | {b['cpu_median_s']:.3f} s | {_x(b['cpu_over_c'])} |"
             )
+        elif base:
+            line += " - | - | - |"
         lines.append(line)
     iso = res["isolated_over_in_process"]
     said = [
@@ -194,6 +228,11 @@ def table(res: dict[str, Any]) -> str:
         for tree, v in iso.items()
     ]
     lines += ["", "Isolated / in-process debate (medians): " + "; ".join(said) + "."]
+    served = res["served_over_in_process"]
+    lines.append(
+        f"Isolated through the party server / in process (medians): wall {served['wall']:.2f}x, "
+        f"CPU {served['cpu']:.2f}x."
+    )
     if base:
         lines.append(f"Baseline: `{res['baseline']}`; this: `{res['src']}`.")
     return "\n".join(lines)

@@ -27,7 +27,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "proofgames"
 
 #: ``proofgames --help``'s panels and their commands, in order.
 HELP_ORDER = {
-    "Debates": ["debate", "protocols", "strategies", "examples", "demo"],
+    "Debates": ["debate", "protocols", "strategies", "examples", "demo", "party-server"],
     "Analysis": ["exhaustive", "estimate", "report", "params"],
     "Learning, language and human judges": ["pvg", "language", "judge"],
 }

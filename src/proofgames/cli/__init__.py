@@ -4,8 +4,8 @@ One module per command group; :mod:`proofgames.cli._common` holds what they shar
 consoles, ``--json``, the one ``error:`` path). ``proofgames --help`` lists the commands
 in three panels, in the order a newcomer meets them:
 
-- *Debates*: ``debate``, ``protocols``, ``strategies``, ``examples``, ``demo``
-  (:mod:`~proofgames.cli.debate`, :mod:`~proofgames.cli.catalog`,
+- *Debates*: ``debate``, ``protocols``, ``strategies``, ``examples``, ``demo``,
+  ``party-server`` (:mod:`~proofgames.cli.debate`, :mod:`~proofgames.cli.catalog`,
   :mod:`~proofgames.cli.demo`);
 - *Analysis*: ``exhaustive``, ``estimate``, ``report``, ``params``
   (:mod:`~proofgames.cli.debate`, :mod:`~proofgames.cli.stochastic`,
@@ -61,6 +61,7 @@ app.command(rich_help_panel=DEBATES)(catalog.protocols)
 app.command(rich_help_panel=DEBATES)(catalog.strategies)
 app.command(rich_help_panel=DEBATES)(catalog.examples)
 app.command(rich_help_panel=DEBATES)(demo.demo)
+app.command("party-server", rich_help_panel=DEBATES)(debate.party_server)
 
 app.command(rich_help_panel=ANALYSIS)(debate.exhaustive)
 app.command(rich_help_panel=ANALYSIS)(stochastic.estimate)

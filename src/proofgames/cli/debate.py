@@ -1,4 +1,4 @@
-"""``proofgames debate`` (one debate) and ``proofgames exhaustive`` (every strategy).
+"""``proofgames debate`` (one debate), ``exhaustive`` (every strategy) and ``party-server``.
 
 The protocols, machines and searches are imported inside the commands, so that
 ``proofgames --help`` stays quick.
@@ -262,3 +262,29 @@ def exhaustive(
         for k, v in record.items():
             table.add_row(k, str(v))
         console.print(table)
+
+
+def party_server(
+    socket: Annotated[
+        Path, typer.Argument(help="the Unix socket to listen on (PROOFGAMES_PARTY_SERVER)")
+    ],
+) -> None:
+    """Serve isolated provers from one warm process: each is forked, not started anew.
+
+    Opt-in: a debate with --isolation process uses it while PROOFGAMES_PARTY_SERVER names
+    this socket, and starts each prover's process itself when the variable is unset or
+    the server is gone (with a warning). Runs until SIGTERM or Ctrl-C; restart it after
+    changing proofgames or a plugin, as the children run the code it loaded.
+    """
+    import os
+    import sys
+
+    from ..isolation.server import MODULE, SINGLE_THREADED
+
+    folder = socket.absolute().parent
+    if not folder.is_dir():
+        fail(f"the socket's folder {folder} does not exist")
+    if socket.exists() and not socket.is_socket():
+        fail(f"{socket} exists and is not a socket")
+    argv = [sys.executable, "-m", MODULE, str(socket)]
+    os.execve(sys.executable, argv, os.environ | SINGLE_THREADED)  # BLAS before NumPy loads

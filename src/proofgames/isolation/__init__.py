@@ -50,6 +50,7 @@ from ..protocols.bisection import state_dict
 from ..protocols.roles import Method, wire_arguments
 from ..strategies import check_instance, make_strategy
 from ._child import ChildFailed, ChildProcess
+from ._served import launcher
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -182,7 +183,7 @@ class _Link:
             env = dict(os.environ, PYTHONPATH=src + (os.pathsep + old if old else ""))
             env = plugins.child_environment(env)
         try:
-            self.child = ChildProcess(argv, label, env)
+            self.child = ChildProcess(argv, label, env, launch=launcher(argv, env))
             self.child.send(hello, self.child.started + startup)
         except (OSError, ChildFailed, TimeoutError) as exc:
             self._broken(PartyError(f"{label}'s process could not be started: {exc}"))

@@ -30,7 +30,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .. import wire
@@ -51,6 +51,9 @@ class ChildProcess:
         label: who it is, for messages (``"A"``, ``"prover B"``).
         env: its environment (default: ours).
         cwd: its working directory (default: ours).
+        launch: what starts it, if not :class:`subprocess.Popen` (the party server's
+            launcher, :func:`proofgames.isolation._served.launcher`): called with
+            ``(argv, env, cwd)``, it returns a process with ``Popen``'s pipes and methods.
 
     Raises:
         OSError: if the program cannot be started.
@@ -62,6 +65,7 @@ class ChildProcess:
         label: str,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
+        launch: Callable[[list[str], Mapping[str, str] | None, str | None], Any] | None = None,
     ) -> None:
         self.label = label
         self.started = time.monotonic()
@@ -70,7 +74,22 @@ class ChildProcess:
         self._tail = bytearray()
         self._lock = threading.Lock()
         self._killed = False
-        self.proc = subprocess.Popen(
+        self.proc: Any  # a Popen, or what ``launch`` returned
+        if launch is not None:
+            self.proc = launch(list(argv), env, cwd)
+        else:
+            self.proc = self._popen(argv, env, cwd)
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
+        self._in, self._out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        os.set_blocking(self._in, False)
+        os.set_blocking(self._out, False)
+        threading.Thread(target=self._drain, args=(self.proc.stderr,), daemon=True).start()
+
+    @staticmethod
+    def _popen(
+        argv: Sequence[str], env: Mapping[str, str] | None, cwd: str | None
+    ) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -80,11 +99,6 @@ class ChildProcess:
             cwd=cwd,
             close_fds=True,
         )
-        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
-        self._in, self._out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
-        os.set_blocking(self._in, False)
-        os.set_blocking(self._out, False)
-        threading.Thread(target=self._drain, args=(self.proc.stderr,), daemon=True).start()
 
     @property
     def alive(self) -> bool:
@@ -195,8 +209,12 @@ class ChildProcess:
         if self._killed:
             return
         self._killed = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        kill_group = getattr(self.proc, "kill_group", None)  # a served process kills its own
+        if kill_group is not None:
+            kill_group()
+        else:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             self.proc.kill()
         self.proc.wait()

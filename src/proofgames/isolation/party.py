@@ -21,6 +21,7 @@ Example (what the isolation layer runs; see :mod:`proofgames.isolation`)::
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -138,6 +139,18 @@ class Session:
         queries = self.view.queries if self.samples is None else int(self.samples.sum())
         return {"work": work if type(work) is int and work >= 0 else 0, "queries": queries}
 
+    def prepare(self) -> None:
+        """Let the strategy do its heavy set-up now (``prepare(ctx)``, if it has one).
+
+        The runner calls this right after the ready, so both isolated provers simulate at
+        once, each in its own process, while V still calls them in protocol order.  A
+        failure here is dropped: the strategy's calls then do (or fail at) the work.
+        """
+        hook = getattr(self.player, "prepare", None)
+        if callable(hook):
+            with contextlib.suppress(Exception):
+                hook(self.ctx)
+
     def call(self, method: object, args: object) -> Any:
         """Run one role method on the decoded arguments."""
         try:
@@ -222,6 +235,9 @@ def run_party(
         channel.send({"type": "error", "message": describe_exception(exc)[:2000]})
         return 1
     channel.send({"type": "ready"})
+    prepare = getattr(server, "prepare", None)
+    if callable(prepare):
+        prepare()  # heavy set-up overlaps the other prover's (V's first call waits for it)
     return serve(server, channel)
 
 

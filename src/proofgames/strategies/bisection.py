@@ -37,6 +37,10 @@ class _RunA(Player, BisectionA):
             self.run = ClaimedRun(ctx.machine, ctx.steps, ctx.oracle, flip, ctx.claim, ctx.progress)
         return self.run
 
+    def prepare(self, ctx: GameContext) -> None:
+        """Run M (with checkpoints) before the first call: the party runner's set-up hook."""
+        self.work = self._ensure(ctx).work
+
     def final(self, ctx: GameContext) -> Configuration:
         run = self._ensure(ctx)
         self.work = run.work
@@ -92,9 +96,23 @@ def late_lie_a() -> _RunA:
 
 
 class _HonestB(Player, BisectionB):
+    """Simulates each disputed first half; with :meth:`prepare`, reads it off its own run."""
+
+    prepared: tuple[GameContext, ClaimedRun] | None = None
+
+    def prepare(self, ctx: GameContext) -> None:
+        """Run M once (with checkpoints) before the first call, e.g. beside A's own run."""
+        run = ClaimedRun(ctx.machine, ctx.steps, ctx.oracle, progress=ctx.progress)
+        self.prepared, self.work = (ctx, run), run.work
+
     def dispute(self, ctx: GameContext, state: BisectionState, midpoint: Configuration) -> str:
-        truth, w = ctx.machine.run_steps(state.start, state.first_length, ctx.oracle)
-        self.work += w
+        run = self.prepared[1] if self.prepared is not None and self.prepared[0] is ctx else None
+        if run is not None and run.config_at(state.start_time) == state.start:
+            truth = run.config_at(state.midpoint_time)  # the agreed start is on the true run
+            self.work = run.work
+        else:
+            truth, w = ctx.machine.run_steps(state.start, state.first_length, ctx.oracle)
+            self.work += w
         return FIRST if truth != midpoint else SECOND
 
 

@@ -109,6 +109,7 @@ class _A(Player, CrossExaminationA):
         self._at, self._random, self._lie_output = at, random_time, lie_output
         self._run: ClaimedRun | None = None
         self._committed: ArrayTranscript | _CountingView | None = None
+        self._prepared: tuple[GameContext, ArrayTranscript | _CountingView] | None = None
 
     def entries(self, ctx: GameContext, positions: IntArray) -> IntArray:
         if self._committed is None:
@@ -120,8 +121,14 @@ class _A(Player, CrossExaminationA):
             return int(ctx.rng.integers(1, horizon + 1))
         return None if self._at is None else lie_time(self._at, horizon)
 
+    def prepare(self, ctx: GameContext) -> None:
+        """Build the transcript before the first call: the party runner's set-up hook."""
+        self._prepared = (ctx, self._build(ctx))
+
     def commit(self, ctx: GameContext) -> None:
-        self._committed = self._build(ctx)
+        prepared, self._prepared = self._prepared, None  # used once, for its own context
+        built = prepared[1] if prepared is not None and prepared[0] is ctx else None
+        self._committed = built if built is not None else self._build(ctx)
 
     def _build(self, ctx: GameContext) -> ArrayTranscript | _CountingView:
         m = ctx.machine

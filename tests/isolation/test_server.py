@@ -1,0 +1,255 @@
+"""The party server: provers forked from a warm process keep every guarantee of started ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from proofgames.harness import play
+from proofgames.isolation import _served
+from proofgames.isolation._served import ENV, ServedProcess, ServerUnavailable
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+ROOT = SRC.parent
+pytestmark = [
+    pytest.mark.slow,  # each test starts a server (and warms it) or a V process
+    pytest.mark.skipif(sys.platform != "linux", reason="the party server is Linux only"),
+]
+
+
+def _start(path: Path) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    env.pop(ENV, None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "proofgames.isolation.server", str(path)],
+        stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    line = proc.stderr.readline()  # "party server ready on ..." once it listens
+    assert "ready" in line, line + proc.stderr.read()
+    return proc
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    path = tmp_path_factory.mktemp("srv") / "party.sock"
+    proc = _start(path)
+    yield str(path), proc.pid
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    assert not path.exists()  # it removes its socket on the way out
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (zombies included), from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(stat[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def _wait_gone(pid: int, seconds: float = 10.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not _children(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_debate_through_the_server_is_the_in_process_one(server, monkeypatch) -> None:
+    monkeypatch.setenv(ENV, server[0])
+    inp = play("bisection", "bb3", claim=1, a="honest", b="honest")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback to a started process would warn
+        iso = play("bisection", "bb3", claim=1, a="honest", b="honest", isolation="process")
+        lie = play("bisection", "bb3", claim=0, a="flip-step", b="honest", isolation="process")
+    assert (iso.winner, iso.messages, iso.isolation) == (inp.winner, inp.messages, "process")
+    assert lie.winner == "B" and lie.forfeit is None
+    assert _wait_gone(server[1])  # every child reaped once V let go
+
+
+def test_the_child_is_a_fresh_process_with_v_s_setting(server, tmp_path, monkeypatch) -> None:
+    import resource
+
+    monkeypatch.chdir(tmp_path)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 200), hard))
+    try:
+        child = ServedProcess(server[0], "honest", None, None)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    try:
+        time.sleep(0.3)  # let it set itself up and block on its hello
+        stat = Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        assert int(stat[1]) == server[1]  # forked by the server
+        assert os.getsid(child.pid) == child.pid  # its own session and process group
+        assert os.readlink(f"/proc/{child.pid}/cwd") == str(tmp_path)
+        limits = Path(f"/proc/{child.pid}/limits").read_text()
+        assert any(x.startswith("Max open files") and " 200 " in x for x in limits.splitlines())
+        fds = {int(x) for x in os.listdir(f"/proc/{child.pid}/fd")}
+        assert {0, 1, 2} <= fds and len(fds) <= 4  # the pipes and its private channel only
+    finally:
+        child.kill_group()
+        assert child.wait(10) == -signal.SIGKILL
+    assert child.poll() == -signal.SIGKILL
+
+
+HOSTILE = {
+    "crash": "closed its output",
+    "hang": "timed out",
+    "garbage": "malformed",
+    "flood": "longer than 32768 bytes",
+}
+
+
+def _v(script: str, server_path: str | None) -> dict:
+    """Run V in its own process (the hostile strategies stay out of this session)."""
+    env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{ROOT}",
+               PROOFGAMES_PLUGINS="tests.isolation.hostile_party")  # fmt: skip
+    env.pop(ENV, None)
+    if server_path is not None:
+        env[ENV] = server_path
+    code = "import json, warnings, proofgames.plugins, proofgames.wire as w\n" + script
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, cwd=ROOT, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("how", sorted(HOSTILE))
+def test_a_hostile_child_under_the_server_loses(server, how: str) -> None:
+    result = _v(
+        textwrap.dedent(f"""
+        proofgames.plugins.load()
+        w.MAX_LINE = 1 << 15
+        from proofgames.harness import play
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            out = play("bisection", "bb3", claim=1, a="honest", b={how!r},
+                       isolation="process", timeout=3)
+        print(json.dumps([out.winner, out.forfeit, out.reason, [str(x.message) for x in said]]))
+        """),
+        server[0],
+    )
+    winner, forfeit, reason, said = result
+    assert (winner, forfeit) == ("A", "B")  # its plugin came through V's environment
+    assert HOSTILE[how] in reason
+    assert said == []  # served, not started anew
+    assert _wait_gone(server[1])  # killed and reaped; the server serves on
+    assert _children(server[1]) == []
+
+
+def test_a_killed_server_falls_back_with_a_warning(tmp_path) -> None:
+    path = tmp_path / "gone.sock"
+    proc = _start(path)
+    proc.kill()
+    proc.wait()
+    assert path.exists()  # SIGKILL left the socket behind: nobody listens on it
+    script = """
+    from proofgames.harness import play
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        out = play("bisection", "bb3", claim=1, a="honest", b="crash", isolation="process")
+    print(json.dumps([out.winner, out.forfeit, [str(x.message) for x in said]]))
+    """
+    winner, forfeit, said = _v("proofgames.plugins.load()\n" + textwrap.dedent(script), str(path))
+    assert (winner, forfeit) == ("A", "B")  # the started process loses just the same
+    assert len(said) == 2 and all("not used (cannot connect" in s for s in said)
+
+
+def test_a_server_of_other_code_refuses_and_v_starts_the_party(server, monkeypatch) -> None:
+    other = dict(_served.identity(), src="/elsewhere/proofgames")
+    monkeypatch.setattr(_served, "identity", lambda: other)
+    with pytest.raises(ServerUnavailable, match="refused: V's src is '/elsewhere"):
+        ServedProcess(server[0], "honest", None, None)
+    monkeypatch.setenv(ENV, server[0])
+    with pytest.warns(RuntimeWarning, match="not used \\(it refused"):
+        out = play("bisection", "bb3", claim=1, a="honest", b="honest", isolation="process")
+    assert out.winner == "A"
+
+
+def test_v_letting_go_kills_the_child(server) -> None:
+    child = ServedProcess(server[0], "honest", None, None)
+    assert child.poll() is None
+    child._release()  # V's end of the connection closes (say, V died)
+    assert _wait_gone(server[1])
+
+
+def test_requests_that_are_not_ours_are_refused(server) -> None:
+    import socket
+
+    for request in (b"not json\n", b'{"type": "fork", "spec": "honest"}\n', b"\xff" * 100):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(10)
+            sock.connect(server[0])
+            sock.sendall(request)
+            sock.shutdown(socket.SHUT_WR)
+            answer = sock.recv(4096)
+        assert answer == b"" or b'"refused"' in answer
+    child = ServedProcess(server[0], "honest", None, None)  # it still serves
+    child.kill_group()
+    assert child.wait(10) == -signal.SIGKILL
+
+
+def test_idle_connections_cannot_starve_the_server(server) -> None:
+    import socket
+
+    from proofgames.isolation.server import MAX_PENDING
+
+    idle = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(MAX_PENDING + 8)]
+    try:
+        for sock in idle:
+            sock.connect(server[0])
+        child = ServedProcess(server[0], "honest", None, None)  # still answered
+        child.kill_group()
+        assert child.wait(10) == -signal.SIGKILL
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_a_bad_socket_path_is_one_clear_error(tmp_path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    bad = str(tmp_path / "no" / "such" / "folder.sock")
+    out = subprocess.run(
+        [sys.executable, "-m", "proofgames", "party-server", bad],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines()[-1].startswith("error:") and "folder" in out.stderr
+
+
+def test_a_stopped_server_cannot_make_v_wait(tmp_path, monkeypatch) -> None:
+    """A party may SIGSTOP the server (same user): V's waits on it stay bounded."""
+    path = tmp_path / "stopped.sock"
+    proc = _start(path)
+    try:
+        child = ServedProcess(str(path), "honest", None, None)
+        os.kill(proc.pid, signal.SIGSTOP)
+        child.kill_group()
+        assert child.wait(30) == _served.UNKNOWN_EXIT  # after REPORT_GRACE, not for ever
+        monkeypatch.setattr(_served, "CONNECT_SECONDS", 1.0)
+        start = time.monotonic()
+        with pytest.raises(ServerUnavailable, match="timed out"):
+            ServedProcess(str(path), "honest", None, None)  # V then starts the process
+        assert time.monotonic() - start < 10
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+        proc.terminate()
+        proc.wait(30)
