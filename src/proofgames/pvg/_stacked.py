@@ -24,6 +24,20 @@ from torch import Tensor, nn
 
 from ..errors import PVGError
 
+#: ``(lr, (beta1, beta2), eps, weight_decay)`` of one parameter.
+Hyper = tuple[float, tuple[float, float], float, float]
+
+
+def _factors(hyper: Hyper, counts: tuple[int, ...]) -> list[list[float]]:
+    """``[step sizes, roots]`` per seed at ``counts`` steps, as ``torch.optim.Adam`` has them.
+
+    The step size is ``lr / (1 - beta1**step)`` and the root ``(1 - beta2**step) ** 0.5``,
+    in Python floats; a seed at step 0 (idle, its update discarded) gets step 1's.
+    """
+    lr, (beta1, beta2), _, _ = hyper
+    steps = [float(max(count, 1)) for count in counts]
+    return [[lr / (1 - beta1**t) for t in steps], [(1 - beta2**t) ** 0.5 for t in steps]]
+
 
 class StackedPlayer:
     """``B`` copies of one network (one per seed), stacked, with their Adam moments.
@@ -83,34 +97,40 @@ class StackedPlayer:
         """One Adam step of the seeds where ``active`` holds (one flag per seed).
 
         ``grads[name]`` is the stacked gradient of parameter ``name``; ``None`` skips it
-        for every seed (no gradient reached it), as ``torch.optim.Adam`` does.
+        for every seed (no gradient reached it), as ``torch.optim.Adam`` does. The bias
+        corrections are Python floats per seed, as there (so that a seed's update rounds
+        as its own optimizer's would), sent to the device in one tensor.
         """
+        live = {name: grad for name, grad in grads.items() if grad is not None}
+        if not live:
+            return
+        counts = {
+            name: [c + 1 if on else c for c, on in zip(self.counts[name], active, strict=True)]
+            for name in live
+        }
+        rows: dict[tuple[Hyper, tuple[int, ...]], int] = {}
+        for name in live:
+            rows.setdefault((self.hyper[name], tuple(counts[name])), len(rows))
+        first = next(iter(live.values()))
+        table = torch.tensor([_factors(*key) for key in rows], dtype=first.dtype)
+        table = table.to(first.device)
+        mask = torch.tensor(list(active)).to(first.device)
         with torch.no_grad():
-            mask = None
-            for name, grad in grads.items():
-                if grad is None:
-                    continue
-                if mask is None:
-                    mask = torch.tensor(list(active), device=grad.device)
-                self._step_one(name, grad, list(active), mask)
+            for name, grad in live.items():
+                factors = table[rows[self.hyper[name], tuple(counts[name])]]
+                self._step_one(name, grad, factors, mask)
+                self.counts[name] = counts[name]
 
-    def _step_one(self, name: str, grad: Tensor, active: list[bool], mask: Tensor) -> None:
+    def _step_one(self, name: str, grad: Tensor, factors: Tensor, mask: Tensor) -> None:
         """Adam on parameter ``name``, in ``torch.optim.Adam``'s order of operations.
 
-        The bias corrections are Python floats per seed, as there, so that a seed's
-        update rounds as its own optimizer's would.
+        ``factors`` is ``(2, B)``: each seed's step size and root of the second bias
+        correction (see :func:`_factors`); ``mask`` the seeds to update.
         """
-        lr, (beta1, beta2), eps, decay = self.hyper[name]
+        _, (beta1, beta2), eps, decay = self.hyper[name]
         param = self.params[name]
-        counts = [c + 1 if on else c for c, on in zip(self.counts[name], active, strict=True)]
-        sizes, roots = [], []
-        for count in counts:  # an idle seed's factors are computed, then discarded
-            step = float(max(count, 1))
-            sizes.append(lr / (1 - beta1**step))
-            roots.append((1 - beta2**step) ** 0.5)
         shape = (self.seeds,) + (1,) * (param.dim() - 1)
-        step_size = torch.tensor(sizes, dtype=param.dtype).to(param.device).view(shape)
-        root = torch.tensor(roots, dtype=param.dtype).to(param.device).view(shape)
+        step_size, root = factors[0].view(shape), factors[1].view(shape)
         if decay:
             grad = grad.add(param, alpha=decay)
         exp_avg = self.exp_avg[name].lerp(grad, 1 - beta1)
@@ -121,7 +141,6 @@ class StackedPlayer:
         param.copy_(torch.where(keep, moved, param))
         self.exp_avg[name] = torch.where(keep, exp_avg, self.exp_avg[name])
         self.exp_avg_sq[name] = torch.where(keep, exp_avg_sq, self.exp_avg_sq[name])
-        self.counts[name] = counts
 
     def store(
         self, modules: Sequence[nn.Module], optimizers: Sequence[torch.optim.Optimizer]
@@ -159,9 +178,6 @@ def _stack_state(states: list[dict[str, Tensor]], key: str, params: Sequence[Ten
             for s, p in zip(states, params, strict=True)
         ]
     )
-
-
-Hyper = tuple[float, tuple[float, float], float, float]
 
 
 def _hyper(
