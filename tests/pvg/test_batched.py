@@ -72,6 +72,7 @@ def test_seed_by_seed_batched_play_is_the_separate_runs_bit_for_bit(update):
         )
 
 
+@pytest.mark.slow
 def test_the_vectorized_update_has_the_separate_gradients_up_to_rounding():
     # vmap turns each seed's convolutions and products into grouped and batched kernels,
     # which sum in another order: the losses agree to float32 rounding and every
@@ -153,6 +154,7 @@ def test_batched_seeds_refuse_what_they_cannot_play(tmp_path):
         train_seeds(task, replace(config, steps=4, lr=1e-2), [0], resume=tmp_path / "run")
 
 
+@pytest.mark.slow
 def test_cli_trains_and_resumes_seeds_together_and_refuses_bad_seeds(tmp_path):
     out = tmp_path / "seeds"
     base = ["train", "find-the-plus", "--task-arg", "size=6", "--batch-size", "8",
