@@ -23,10 +23,16 @@ seed, generated once on the CPU and drawn on the GPU (generating every batch cos
 not the CPU runs'; and the stress tests' seed is one for all seeds (``reproduce`` uses
 each run's own seed). Everything the call measured and reached goes to
 ``ROOT/gpu-session-<time>.json``; with ``--copy-to`` (the device's ``$OUT``) the whole
-root is copied there to come back, to be committed when the runs pause.
+root comes back packed (a gzipped tar in parts of at most 15 MiB: the device tool
+returns at most 64 MiB), to be committed when the runs pause.
 
-Run on the device machine, from the repository root:
-    python benchmarks/gpu_pvg_seeds.py --root reports/pvg-gpu-seeds --budget 480 --copy-to "$OUT"
+Run on the device machine, from the repository root (its ``python3`` holds PyTorch and
+every package ``proofgames.pvg`` imports), within one call's 10 minutes:
+    PYTHONUNBUFFERED=1 PYTHONPATH=src python3 benchmarks/gpu_pvg_seeds.py \\
+        --root reports/pvg-gpu-seeds --budget 480 --copy-to "$OUT"
+and back here, in ``reports/``: ``cat FILES_AT/pvg-gpu-seeds.tar.gz.part* | tar xz``. The
+next call resumes from the root if it travels with the working tree (committed, or
+carried).
 A dry run on a CPU (to check the script, not to measure):
     python benchmarks/gpu_pvg_seeds.py --device cpu --root /tmp/seeds --budget 120 \\
         --batch-size 16 --eval-size 32 --calibrate-steps 2 --data-bank 512 --stress-every 10
@@ -35,10 +41,11 @@ A dry run on a CPU (to check the script, not to measure):
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
-import shutil
 import signal
+import tarfile
 import threading
 import time
 import warnings
@@ -226,7 +233,51 @@ def main() -> None:
     (root / f"gpu-session-{stamp}.json").write_text(json.dumps(session, indent=2) + "\n")
     print(json.dumps(session["training"], indent=2))
     if opts.copy_to:
-        shutil.copytree(root, Path(opts.copy_to) / root.name, dirs_exist_ok=True)
+        print("packed:", pack(root, Path(opts.copy_to)))
+
+
+#: The device tool returns at most 8 files of 16 MiB from ``$OUT``, 64 MiB in all: 4 parts.
+PART_BYTES, MAX_PARTS = 15 * 2**20, 4
+
+
+def pack(root: Path, out: Path) -> list[str]:
+    """``root`` as a gzipped tar split into parts of at most 15 MiB in ``out``.
+
+    Put back together here with ``cat NAME.tar.gz.part* | tar xz`` (in the folder that
+    holds the root). If the whole root needs more than 4 parts, only what resuming needs
+    is packed (each seed's ``state.pt`` and ``metrics.jsonl``, and the session files).
+
+    Raises:
+        SystemExit: even that needs more than 4 parts (it would not all come back).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    for keep in (None, {STATE_FILE, "metrics.jsonl"}):
+        data = _tar(root, keep)
+        parts = [data[i : i + PART_BYTES] for i in range(0, len(data), PART_BYTES)]
+        if len(parts) <= MAX_PARTS:
+            break
+    else:
+        raise SystemExit(f"{len(data):,} bytes packed: over {MAX_PARTS} parts; keep less")
+    names = []
+    for i, part in enumerate(parts):
+        name = f"{root.name}.tar.gz.part{i:02d}"
+        (out / name).write_bytes(part)
+        names.append(name)
+    return names
+
+
+def _tar(root: Path, keep: set[str] | None) -> bytes:
+    """The gzipped tar of ``root``; with ``keep``, of only the seeds' files of those names."""
+
+    def chosen(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        name = Path(info.name)
+        in_seed = len(name.parts) == 3  # root/sN/file
+        return None if keep is not None and in_seed and name.name not in keep else info
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as archive:
+        archive.add(root, arcname=root.name, filter=chosen)
+    return buffer.getvalue()
 
 
 if __name__ == "__main__":
