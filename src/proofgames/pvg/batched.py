@@ -328,8 +328,8 @@ def train_seeds(
         >>> config = TrainConfig(steps=2, batch_size=16, eval_size=16, pretrain_steps=1,
         ...                      formulation="simultaneous", progress=False)
         >>> results = train_seeds(make_task("find-the-plus"), config, [0, 1])
-        >>> [(r.steps, len(r.metrics)) for r in results]
-        [(2, 1), (2, 1)]
+        >>> tuple((r.steps, len(r.metrics)) for r in results)
+        ((2, 1), (2, 1))
 
     Raises:
         PVGError: as :func:`check_batched`, or a ``resume`` folder whose seeds' states
