@@ -54,11 +54,15 @@ def _same_weights(a: TrainResult, b: TrainResult) -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("update", ["alternating", "simultaneous"])
-def test_seed_by_seed_batched_play_is_the_separate_runs_bit_for_bit(update):
+@pytest.mark.parametrize(
+    ("update", "precision"),
+    [("alternating", "fp32"), ("simultaneous", "fp32"), ("alternating", "bf16")],
+)
+def test_seed_by_seed_batched_play_is_the_separate_runs_bit_for_bit(update, precision):
     # vectorize=False runs every part of the batched trainer (stacked players, masks,
-    # per-seed Adam, data, logs, stress tests, kept agents) but the vmap kernels.
-    config = replace(CONFIG, update=update)
+    # per-seed Adam, data, logs, stress tests, kept agents, bf16 autocast) but the vmap
+    # kernels.
+    config = replace(CONFIG, update=update, precision=precision)
     separate = [train(_task(), replace(config, seed=seed)) for seed in SEEDS]
     batched = train_seeds(_task(), config, SEEDS, vectorize=False)
     schedules = {tuple(row["prover_steps"] for row in r.metrics) for r in separate}

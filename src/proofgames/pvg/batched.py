@@ -233,10 +233,12 @@ class BatchedPlay:
     ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """One seed's losses on its batch, as ``Game.joint_step`` computes them."""
         config = self.config
-        out = functional_call(self.prover.base, (prover_params, prover_buffers),
-                              (x, y if with_labels else None))  # fmt: skip
-        logits = functional_call(self.verifier.base, (verifier_params, verifier_buffers),
-                                 (x, out.message))  # fmt: skip
+        bf16 = config.precision == "bf16"  # the forward passes only, as Game.joint_step
+        with torch.autocast(self.device.type, torch.bfloat16, enabled=bf16):
+            out = functional_call(self.prover.base, (prover_params, prover_buffers),
+                                  (x, y if with_labels else None))  # fmt: skip
+            logits = functional_call(self.verifier.base, (verifier_params, verifier_buffers),
+                                     (x, out.message)).float()  # fmt: skip
         target = y if config.formulation == "collaborative" else torch.ones_like(y)
         prover_loss = F.binary_cross_entropy_with_logits(logits, target)
         total = prover_loss + config.aux_weight * out.aux_loss
