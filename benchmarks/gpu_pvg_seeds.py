@@ -78,6 +78,7 @@ def _config(opts: argparse.Namespace, steps: int, root: Path | None) -> TrainCon
         data_bank=opts.data_bank,
         stress_every=opts.stress_every,
         checkpoint_every=opts.checkpoint_every if root is not None else 0,
+        precision=opts.precision,
     )
 
 
@@ -201,6 +202,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--eval-size", type=int, default=2000)
     parser.add_argument("--data-bank", type=int, default=100_000)
+    parser.add_argument("--precision", default="fp32", help="fp32, or bf16 (other numerics)")
     parser.add_argument("--stress-every", type=int, default=500)
     parser.add_argument("--checkpoint-every", type=int, default=100)
     parser.add_argument("--calibrate-steps", type=int, default=10)
