@@ -4,7 +4,8 @@ Where each part lives (everything below is also exported from here):
 
 * the engine, at this level: the task interface (:mod:`~proofgames.pvg.task`) and
   registry (:mod:`~proofgames.pvg.registry`), the game and training loop
-  (:mod:`~proofgames.pvg.train`, :mod:`~proofgames.pvg.config`), stress tests
+  (:mod:`~proofgames.pvg.train`, :mod:`~proofgames.pvg.config`; several seeds as one
+  batched model: :mod:`~proofgames.pvg.batched`), stress tests
   (:mod:`~proofgames.pvg.stress`) and checkpoints (:mod:`~proofgames.pvg.checkpoint`);
 * :mod:`proofgames.pvg.tasks`: BEC, FindThePlus and FindTheNeedle, one file each;
 * :mod:`proofgames.pvg.find_the_plus`: the research on FindThePlus (exact message
@@ -23,6 +24,7 @@ Example:
     (3, ['erasure_fraction', 'fn', 'fp'])
 """
 
+from .batched import train_seeds
 from .checkpoint import (
     Checkpoint,
     TrainingState,
@@ -101,5 +103,6 @@ __all__ = [
     "task_defaults",
     "task_names",
     "train",
+    "train_seeds",
     "write_report",
 ]

@@ -12,11 +12,13 @@ from typing import Annotated, Any
 import typer
 
 from ...pvg._memory import DEFAULT_MAX_MEMORY_GB
+from ...pvg.batched import seed_folder
 from ...pvg.registry import make_task, parse_task_args, task_defaults, task_names
 from ...pvg.stress import ALL_ATTACKS, ATTACKS, StressConfig
 from ...pvg.task import PVGTask
 from ...pvg.train import FORMULATIONS, TrainConfig, check_training, train
 from .._common import JsonOption, console, echo_json, one_line_errors
+from ._seeds import parse_seeds, run_seeds, seeds_out
 from ._support import (
     Device,
     MaxMemory,
@@ -44,6 +46,15 @@ def train_command(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of weights, noise and data.")] = 0,
+    seeds: Annotated[
+        str | None,
+        typer.Option(
+            help="Train several seeds together as one batched model instead of --seed "
+            "(comma-separated, e.g. 0,1,2,3; meant for a GPU): each seed's run goes to "
+            "OUT/sSEED in the single-seed format, and --resume OUT continues them together "
+            "(simultaneous and collaborative play, provers without noise: find-the-plus)."
+        ),
+    ] = None,
     steps: Annotated[
         int | None, typer.Option(min=1, help="Game steps (task default if omitted).")
     ] = None,
@@ -189,6 +200,10 @@ def train_command(
     }
     with one_line_errors():
         options = {"given": given, "chosen": chosen, "run": run}
+        if seeds is not None:
+            _seeds_command(task, options, (setting or [], task_arg or []), seeds,
+                           (resume, out, overwrite), (used_threads, json_output))  # fmt: skip
+            return
         task_obj, config = _task_and_config(
             task, options, setting or [], task_arg or [], resume, out
         )
@@ -209,6 +224,39 @@ def train_command(
         echo_json(summary, indent=2)
         return
     _print_training(summary, result.sound_at)
+
+
+def _seeds_command(
+    task: str,
+    options: dict[str, dict[str, Any]],
+    lists: tuple[list[str], list[str]],
+    seeds: str,
+    folders: tuple[Path | None, Path | None, bool],
+    shown: tuple[int, bool],
+) -> None:
+    """``--seeds``: the batched seeds' settings (a resumed root's first seed's), trained."""
+    (setting, task_arg), (resume, out, overwrite) = lists, folders
+    chosen = parse_seeds(seeds)
+    source = None if resume is None else seed_folder(resume, chosen[0])
+    task_obj, config = _task_and_config(task, options, setting, task_arg, source, out)
+    root = seeds_out(task, config.formulation, out, resume)
+    runs = run_seeds(task_obj, replace(config, out_dir=root), chosen, resume, overwrite)
+    summary = {
+        "task": task,
+        "task_args": task_obj.init_args(),
+        "formulation": config.formulation,
+        "update": config.update,
+        "seeds": chosen,
+        "out": root,
+        "resumed_from": None if resume is None else str(resume),
+        "threads": shown[0],
+        "runs": runs,
+    }
+    if shown[1]:
+        echo_json(summary, indent=2)
+        return
+    for one in runs:
+        _print_training({"task": task, "formulation": config.formulation, **one}, one["sound_at"])
 
 
 def _task_and_config(
