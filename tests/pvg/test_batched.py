@@ -177,4 +177,7 @@ def test_cli_trains_and_resumes_seeds_together_and_refuses_bad_seeds(tmp_path):
         done = runner.invoke(app, [*base, "--seeds", bad, "--out", str(tmp_path / "bad")])
         assert done.exit_code == 2 and words in done.output, done.output
         assert "Traceback" not in done.output
+    mixed = [*base, "--seeds", "0,1", "--seed", "3", "--out", str(tmp_path / "bad")]
+    done = runner.invoke(app, mixed)  # --seed is not dropped silently
+    assert done.exit_code == 2 and "--seed 3 with --seeds" in done.output, done.output
     assert not Path(tmp_path / "bad").exists()

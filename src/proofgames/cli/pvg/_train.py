@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ...errors import PVGError
 from ...pvg._memory import DEFAULT_MAX_MEMORY_GB
 from ...pvg.batched import seed_folder
 from ...pvg.registry import make_task, parse_task_args, task_defaults, task_names
@@ -236,6 +237,10 @@ def _seeds_command(
 ) -> None:
     """``--seeds``: the batched seeds' settings (a resumed root's first seed's), trained."""
     (setting, task_arg), (resume, out, overwrite) = lists, folders
+    if options["chosen"]["seed"] != 0:  # not dropped silently: say which option wins
+        raise PVGError(
+            f"--seed {options['chosen']['seed']} with --seeds: give every seed in --seeds"
+        )
     chosen = parse_seeds(seeds)
     source = None if resume is None else seed_folder(resume, chosen[0])
     task_obj, config = _task_and_config(task, options, setting, task_arg, source, out)
