@@ -56,6 +56,13 @@ def compare(
         Path | None,
         typer.Option(help="With --best-of: write judge accuracy against A's strength here."),
     ] = None,
+    prefer: Annotated[
+        str | None,
+        typer.Option(
+            help="With --best-of: a judge spec (e.g. model:NAME) whose P[yes] on the whole "
+            "transcript picks A's sample (a preference judge; its tokens count as A's)."
+        ),
+    ] = None,
     model_cost_config: Annotated[
         Path | None,
         typer.Option(
@@ -123,6 +130,8 @@ def compare(
         fail("--best-of needs a model as A (--prover-a model:NAME): it samples A's solutions")
     if plot is not None and not best_of:
         fail("--plot draws accuracy against --best-of N: give --best-of")
+    if prefer is not None and not best_of:
+        fail("--prefer picks among A's --best-of N samples: give --best-of")
     with one_line_errors():
         check_problems(n, "--n")
         if steps is not None and path is not None:
@@ -135,9 +144,10 @@ def compare(
             strengths = tuple(best_of or ())
             if steps is None:
                 return compare_gsm8k(path, limit=n, seed=seed, judges=js, protocols=protocols,
-                                     models=models, best_of=strengths)  # fmt: skip
-            return compare_generated(steps, n, seed=seed, judges=js, protocols=protocols,
                                      models=models, best_of=strengths,
+                                     prefer=prefer)  # fmt: skip
+            return compare_generated(steps, n, seed=seed, judges=js, protocols=protocols,
+                                     models=models, best_of=strengths, prefer=prefer,
                                      figure1=figure1 and js != ("calculator",))  # fmt: skip
 
         _announce_cost(judges, prices, models, lambda: asyncio.run(grid(("calculator",))))
