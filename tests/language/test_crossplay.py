@@ -178,3 +178,29 @@ def test_the_command_refuses_bad_input_in_one_line(args, words):
     r = CliRunner().invoke(app, ["language", "crossplay", "--steps", "6", "--n", "1", *args])
     assert r.exit_code == 2
     assert words in r.output and "Traceback" not in r.output
+
+
+def test_models_in_both_roles_cross_play_through_the_same_grid(tmp_path, monkeypatch):
+    """A's samples from a mock model that solves the ledger; B's from one that concedes."""
+    pytest.importorskip("inspect_ai", reason="needs the 'language' extra (inspect-ai)")
+    from inspect_ai.model import get_model
+
+    from .test_inspect import ledger_solver_output, reply
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    seeds = []
+
+    def conceding(messages, tools, tool_choice, config):
+        seeds.append((config.seed, config.temperature))
+        return reply("0")
+
+    a = get_model("mockllm/model", custom_outputs=ledger_solver_output, memoize=False)
+    b = get_model("mockllm/model", custom_outputs=conceding, memoize=False)
+    rows = asyncio.run(crossplay_generated(6, 1, seed=0, judges=("calculator",),
+                                           protocols=("cross-examination",), strengths=(2,),
+                                           models={"A": a, "B": b}))  # fmt: skip
+    honest, lying = rows
+    assert (honest["truth"], honest["accepted"]) == (True, True)  # solved: right, accepted
+    assert lying["truth"] is False and lying["accepted"] is False  # its answer line lies
+    assert set(seeds) == {(0, 1.0), (1, 1.0)}  # B's two samples, each its own seed
+    assert all(r["prover_tokens"] > 0 for r in rows)

@@ -296,33 +296,42 @@ def crossplay_figure(
 ) -> None:
     """Judge accuracy in self-play (A and B at the same N) against A's Elo, per protocol.
 
-    One line a (protocol, judge), a point a strength (B's strength is A's where B plays),
-    each with its 95% Wilson interval; the x axis is A's rating under that judge.
+    One panel a judge (ratings are fitted per judge), one line a protocol, a point a
+    strength (B's strength is A's where B plays), each with its 95% Wilson interval.
     """
     from matplotlib.figure import Figure
 
     from ..reporting import save_figure
 
-    fig = Figure(figsize=(6.5, 4.2))
-    ax = fig.subplots()
-    for protocol, judge in dict.fromkeys((c["protocol"], c["judge"]) for c in summaries):
-        players = rated.get(judge, {})
-        mine = sorted((c for c in summaries if (c["protocol"], c["judge"]) == (protocol, judge)
-                       and c.get("strength_b") in (None, c.get("strength_a"))
-                       and f"A best-of-{c.get('strength_a')}" in players),
-                      key=lambda c: c["strength_a"])  # fmt: skip
-        if not mine:
-            continue
-        x = [players[f"A best-of-{c['strength_a']}"].rating for c in mine]
-        y = [c["accuracy"] for c in mine]
-        err = [[max(0.0, c["accuracy"] - c["accuracy_ci"][0]) for c in mine],
-               [max(0.0, c["accuracy_ci"][1] - c["accuracy"]) for c in mine]]  # fmt: skip
-        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=f"{protocol}, {judge}")
-        for xi, yi, c in zip(x, y, mine, strict=True):
-            ax.annotate(f"N={c['strength_a']}", (xi, yi), fontsize=6, xytext=(3, 3),
-                        textcoords="offset points")  # fmt: skip
-    ax.set(xlabel="A's Elo rating in cross-play (fitted)", ylim=(-0.03, 1.03),
-           ylabel="judge accuracy, self-play (measured, 95% CI)")  # fmt: skip
-    ax.legend(fontsize=6)
+    judges = [j for j in dict.fromkeys(c["judge"] for c in summaries) if j in rated]
+    fig = Figure(figsize=(5.0 * max(1, len(judges)), 4.2))
+    axes = fig.subplots(1, max(1, len(judges)), squeeze=False)[0]
+    for ax, judge in zip(axes, judges, strict=False):
+        for protocol in dict.fromkeys(c["protocol"] for c in summaries if c["judge"] == judge):
+            _protocol_line(ax, [c for c in summaries
+                                if (c["protocol"], c["judge"]) == (protocol, judge)],
+                           rated[judge], protocol)  # fmt: skip
+        ax.set(title=f"judge: {judge}", xlabel="A's Elo rating in cross-play (fitted)",
+               ylim=(-0.03, 1.03),
+               ylabel="judge accuracy, self-play (measured, 95% CI)")  # fmt: skip
+        ax.legend(fontsize=6)
     fig.tight_layout()
     save_figure(fig, Path(path), dpi=120)
+
+
+def _protocol_line(ax: Any, mine: list[dict[str, Any]], players: dict[str, Rating],
+                   protocol: str) -> None:  # fmt: skip
+    """One protocol's self-play cells, at A's rating, with their intervals and N."""
+    mine = sorted((c for c in mine if c.get("strength_b") in (None, c.get("strength_a"))
+                   and f"A best-of-{c.get('strength_a')}" in players),
+                  key=lambda c: c["strength_a"])  # fmt: skip
+    if not mine:
+        return
+    x = [players[f"A best-of-{c['strength_a']}"].rating for c in mine]
+    y = [c["accuracy"] for c in mine]
+    err = [[max(0.0, c["accuracy"] - c["accuracy_ci"][0]) for c in mine],
+           [max(0.0, c["accuracy_ci"][1] - c["accuracy"]) for c in mine]]  # fmt: skip
+    ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=protocol)
+    for xi, yi, c in zip(x, y, mine, strict=True):
+        ax.annotate(f"N={c['strength_a']}", (xi, yi), fontsize=6, xytext=(3, 3),
+                    textcoords="offset points")  # fmt: skip
