@@ -379,3 +379,4 @@ def report(
 app.command("compare")(language_compare.compare)
 app.command("summarize")(language_compare.summarize_logs)
 app.command("crossplay")(language_crossplay.crossplay)
+app.command("reading")(language_compare.reading)
