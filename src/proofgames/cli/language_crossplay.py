@@ -53,7 +53,7 @@ def crossplay(
     ] = 0.5,
     plot: Annotated[
         Path | None,
-        typer.Option(help="Write judge accuracy in self-play against A's Elo rating here (PNG)."),
+        typer.Option(help="Write self-play judge accuracy against the debaters' Elo here (PNG)."),
     ] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of every random choice.")] = 0,
     json: JsonOption = False,

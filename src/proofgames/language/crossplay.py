@@ -8,7 +8,7 @@ played by the same driver and judge interface as :mod:`.compare` (:func:`~.exper
 and summarized by the same cells (:func:`~.compare.cells`). A debate is a game that A wins
 when V accepts its answer; :func:`crossplay_ratings` fits Elo ratings to them per judge
 (:func:`~.strength.elo`), and :func:`crossplay_figure` draws judge accuracy in self-play
-(both sides at the same N) against A's rating, per protocol.
+(both sides at the same N) against the debaters' rating at N, per protocol.
 
 Offline, the debaters are **scripted models** whose samples are good with a set
 probability (``skill``), so the run needs no model and is the regression test:
@@ -294,10 +294,11 @@ def matrix(rows: Sequence[Row], protocol: str, judge: str) -> str:
 def crossplay_figure(
     summaries: Sequence[dict[str, Any]], rated: dict[str, dict[str, Rating]], path: str | Path
 ) -> None:
-    """Judge accuracy in self-play (A and B at the same N) against A's Elo, per protocol.
+    """Judge accuracy in self-play (A and B at the same N) against the debaters' Elo.
 
     One panel a judge (ratings are fitted per judge), one line a protocol, a point a
-    strength (B's strength is A's where B plays), each with its 95% Wilson interval.
+    strength (B's strength is A's where B plays), each with its 95% Wilson interval; the
+    x axis is the mean of A's and B's ratings at that N (the self-play pair's strength).
     """
     from matplotlib.figure import Figure
 
@@ -311,7 +312,7 @@ def crossplay_figure(
             _protocol_line(ax, [c for c in summaries
                                 if (c["protocol"], c["judge"]) == (protocol, judge)],
                            rated[judge], protocol)  # fmt: skip
-        ax.set(title=f"judge: {judge}", xlabel="A's Elo rating in cross-play (fitted)",
+        ax.set(title=f"judge: {judge}", xlabel="debaters' Elo at N: mean of A's and B's (fitted)",
                ylim=(-0.03, 1.03),
                ylabel="judge accuracy, self-play (measured, 95% CI)")  # fmt: skip
         ax.legend(fontsize=6)
@@ -321,13 +322,18 @@ def crossplay_figure(
 
 def _protocol_line(ax: Any, mine: list[dict[str, Any]], players: dict[str, Rating],
                    protocol: str) -> None:  # fmt: skip
-    """One protocol's self-play cells, at A's rating, with their intervals and N."""
+    """One protocol's self-play cells, at the pair's mean rating, with intervals and N."""
+
+    def pair(n: object) -> float | None:
+        a, b = players.get(f"A best-of-{n}"), players.get(f"B best-of-{n}")
+        return None if a is None or b is None else (a.rating + b.rating) / 2
+
     mine = sorted((c for c in mine if c.get("strength_b") in (None, c.get("strength_a"))
-                   and f"A best-of-{c.get('strength_a')}" in players),
+                   and pair(c.get("strength_a")) is not None),
                   key=lambda c: c["strength_a"])  # fmt: skip
     if not mine:
         return
-    x = [players[f"A best-of-{c['strength_a']}"].rating for c in mine]
+    x = [pair(c["strength_a"]) or 0.0 for c in mine]
     y = [c["accuracy"] for c in mine]
     err = [[max(0.0, c["accuracy"] - c["accuracy_ci"][0]) for c in mine],
            [max(0.0, c["accuracy_ci"][1] - c["accuracy"]) for c in mine]]  # fmt: skip
