@@ -211,3 +211,18 @@ def test_a_preference_judges_tokens_and_dollars_count_as_as():
     reply = asyncio.run(BestOfN(pool, preference(Priced())).transcript(item.task_text))
     assert (reply.input_tokens, reply.output_tokens) == (30 + 3 * 40, 300 + 3 * 1)
     assert reply.cost_usd == pytest.approx(1.5 + 0.03)
+
+
+def test_a_best_of_n_b_whose_every_sample_is_malformed_forfeits_with_the_reason():
+    item = generate_chain(12, seed=5, error_at=4)
+    b = BestOfNB([Disputing("seven", half="maybe"), Disputing(99, half=3)],
+                 refutation(CalculatorJudge()))  # fmt: skip
+    out = asyncio.run(cross_examination(item.task_text, ScriptedA(item.dishonest), b,
+                                        JudgeLedger(CalculatorJudge())))  # fmt: skip
+    assert out.forfeit == "B" and "none of the 2 candidates disputed" in out.reason
+    assert "not a step index" in out.reason
+    with pytest.raises(ProtocolError, match="named a half"):
+        asyncio.run(b.half(item.task_text, 3, item.dishonest.steps[3]))
+    mixed = BestOfNB([Disputing(0, half="maybe"), Disputing(0, half="second")],
+                     refutation(CalculatorJudge()))  # fmt: skip
+    assert asyncio.run(mixed.half(item.task_text, 3, item.dishonest.steps[3])).value == "second"

@@ -184,10 +184,12 @@ class BestOfN:
 class BestOfNB:
     """B who asks ``N`` candidates and disputes the step ``score`` finds least likely to follow.
 
-    A candidate's dispute that is no step index, or a concession, is chosen only when no
-    candidate names a step (then B concedes); ties go to the first. In bisection B takes
-    the majority of the candidates' halves (ties: the first candidate's). Every
-    candidate's (and the scorer's) tokens and dollars are reported as B's.
+    A candidate's dispute that is no step index is never chosen; B concedes when no
+    candidate names a step and one conceded, and raises (its forfeit, with the first
+    malformed answer as the reason) when every candidate's answer was malformed. Ties go
+    to the first. In bisection B takes the majority of the well-formed halves (ties: the
+    first of them; none: B raises). Every candidate's (and the scorer's) tokens and
+    dollars are reported as B's.
 
     Args:
         candidates: The ``N`` provers B (each with ``dispute`` and ``half``).
@@ -204,27 +206,34 @@ class BestOfNB:
 
     async def dispute(self, task: str, transcript: StepTranscript) -> object:
         """The candidates' disputes, scored; the one least likely to follow, or ``None``."""
-        best, spent = None, _Spent()
+        best, spent, conceded, wrong = None, _Spent(), False, ""
         self.scores = []
         for candidate in self.candidates:
             raw = spent.unwrap(await candidate.dispute(task, transcript.copy()))
             try:
                 t = as_index(raw, len(transcript))
-            except Malformed:
-                t = None
+            except Malformed as exc:
+                t, wrong = None, wrong or str(exc)
+            conceded = conceded or (t is None and not wrong)
             if t is None:
                 self.scores.append(math.inf)
                 continue
             self.scores.append(spent.score(await self.score(task, transcript, t)))
             if best is None or self.scores[-1] < best[1]:
                 best = (t, self.scores[-1])
+        if best is None and wrong and not conceded:
+            raise ProtocolError(f"none of the {len(self.candidates)} candidates disputed: {wrong}")
         return spent.reply(None if best is None else best[0])
 
     async def half(self, task: str, t: int, claimed: ArgumentStep) -> object:
         """The half most candidates dispute (a tie: the first candidate's)."""
         spent, halves = _Spent(), []
         for candidate in self.candidates:
-            halves.append(spent.unwrap(await candidate.half(task, t, claimed)))
+            raw = spent.unwrap(await candidate.half(task, t, claimed))
+            if type(raw) is str and raw in ("first", "second"):
+                halves.append(raw)  # a malformed half is never counted
+        if not halves:
+            raise ProtocolError(f"none of the {len(self.candidates)} candidates named a half")
         first = sum(h == "first" for h in halves)
         second = sum(h == "second" for h in halves)
         chosen = halves[0] if first == second else "first" if first > second else "second"
