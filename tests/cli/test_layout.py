@@ -43,6 +43,8 @@ JSON_COMMANDS = {
     "language gsm8k",
     "language compare",
     "language summarize",
+    "language crossplay",
+    "language reading",
 }
 
 #: Every ``proofgames pvg`` command that can print JSON (checked where PyTorch is).

@@ -299,3 +299,63 @@ def test_figure1_without_a_disputed_step_or_a_modelled_judge_is_refused(kwargs, 
 def test_figure1_on_gsm8k_is_refused_in_one_line():
     res = CliRunner().invoke(app, ["language", "compare", "--figure1", "--n", "2"])
     assert res.exit_code == 2 and "--figure1 plays on the generated task" in res.output
+
+
+@pytest.mark.parametrize("taste", ["sound", "perverse"])
+def test_a_model_preference_judge_picks_as_sample(taste, tmp_path, monkeypatch):
+    """Best-of-2 chosen by a model judge's P[yes] on the whole transcript (mock outputs).
+
+    Sample 0 slips (one annotation wrong, the answer wrong with it), sample 1 solves the
+    ledger; the sound judge prefers the solution that checks, the perverse one the slip.
+    """
+    pytest.importorskip("inspect_ai", reason="needs the 'language' extra (inspect-ai)")
+    import re
+
+    from inspect_ai.model import get_model
+
+    from proofgames.judges import annotation_holds
+    from proofgames.judges.model import ModelJudge
+
+    from .test_inspect import ledger_solver_output, reply
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+
+    def sampled(messages, tools, tool_choice, config):
+        solved = ledger_solver_output(messages).completion
+        if config.seed != 0:
+            return reply(solved)
+        lines = solved.splitlines()  # slip on the last step: its value and the answer
+        value = int(re.search(r"=(\d+)>>", lines[-2]).group(1))
+        lines[-2] = re.sub(rf"={value}>>{value}$", f"={value + 1}>>{value + 1}", lines[-2])
+        lines[-1] = f"Answer: {value + 1}"
+        return reply("\n".join(lines))
+
+    def preferring(messages, *args):
+        text = messages[-1].text
+        ok = all(annotation_holds(e, v) for e, v in re.findall(r"<<([^<>=]*)=([^<>]*)>>", text))
+        likes = ok if taste == "sound" else not ok
+        return reply("yes" if likes else "no", 0.9 if likes else 0.1)
+
+    a = get_model("mockllm/model", custom_outputs=sampled, memoize=False)
+    judge = ModelJudge(get_model("mockllm/model", custom_outputs=preferring, memoize=False))
+    rows = asyncio.run(compare_generated(6, 2, seed=0, judges=("calculator",),
+                                         protocols=("cross-examination",), models={"A": a},
+                                         best_of=(2,), prefer=judge))  # fmt: skip
+    assert len(rows) == 4
+    if taste == "sound":  # the honest prompt's solution is chosen: right, and accepted
+        assert sum(r["accepted"] is True and r["truth"] is True for r in rows) == 2
+    else:  # the slip is chosen in every debate: no answer A commits to is right
+        assert not any(r["truth"] for r in rows)
+        assert any(r["reason"] == "the judge rejected step 6" for r in rows)  # B found it
+    if taste == "sound":  # the same choice as the opponent's score, but A paid the judge
+        plain = asyncio.run(compare_generated(6, 2, seed=0, judges=("calculator",),
+                                              protocols=("cross-examination",),
+                                              models={"A": a}, best_of=(2,)))  # fmt: skip
+        assert [r["accepted"] for r in plain] == [r["accepted"] for r in rows]
+        extra = [r["cost_usd"] - p["cost_usd"] for r, p in zip(rows, plain, strict=True)]
+        assert extra == pytest.approx([0.002] * 4)  # 2 judge calls at $0.001 a debate
+        assert all(
+            r["prover_tokens"] > p["prover_tokens"] for r, p in zip(rows, plain, strict=True)
+        )
+    r = CliRunner().invoke(app, ["language", "compare", "--prefer", "calculator"])
+    assert r.exit_code == 2 and "give --best-of" in r.output

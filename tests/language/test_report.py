@@ -13,7 +13,9 @@ from proofgames.language.report import build_report, exact_rates
 @pytest.mark.slow
 def test_tiny_report_writes_results_tables_and_figures(tmp_path: Path) -> None:
     results = build_report(tmp_path, None, n=5, steps=(10, 40), rates=(0.0, 0.1), figure1_n=2)
-    for name in ("results.json", "tables.md", "tokens.png", "accuracy.png", "figure1.png"):
+    names = ("results.json", "tables.md", "tokens.png", "accuracy.png", "figure1.png",
+             "crossplay.png")  # fmt: skip
+    for name in names:
         assert (tmp_path / name).stat().st_size > 0
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["seed"] == 0 and len(saved["tokens"]) == 6
@@ -25,6 +27,11 @@ def test_tiny_report_writes_results_tables_and_figures(tmp_path: Path) -> None:
     ]
     assert all(r["completeness"] == 1.0 and r["soundness_error"] == 0.0 for r in exact_zero)
     assert "measured" in (tmp_path / "tables.md").read_text()
+    crossplay = saved["crossplay"]  # one problem, each default cell: 2 debates
+    assert crossplay["n"] == 1 and all(c["debates"] == 2 for c in crossplay["cells"])
+    assert set(crossplay["ratings"]) == {"calculator", "scripted:0.1"}
+    tables = (tmp_path / "tables.md").read_text()
+    assert "calculator, A best-of-16, B best-of-16" in tables and "| A best-of-16 |" in tables
 
 
 def test_exact_rates() -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from . import language_compare
+from . import language_compare, language_crossplay
 from ._common import JsonOption, OverwriteOption, console, err_console, fail, one_line_errors
 
 if TYPE_CHECKING:
@@ -378,3 +378,5 @@ def report(
 # The comparison commands live in their own module (this one holds the single runs).
 app.command("compare")(language_compare.compare)
 app.command("summarize")(language_compare.summarize_logs)
+app.command("crossplay")(language_crossplay.crossplay)
+app.command("reading")(language_compare.reading)

@@ -1,4 +1,4 @@
-"""``proofgames language compare`` and ``summarize``: protocols against baselines, in one table.
+"""``proofgames language compare``, ``summarize``, ``reading``: protocols against baselines.
 
 Registered on the ``language`` app by :mod:`.language`; see :mod:`proofgames.language.compare`.
 """
@@ -55,6 +55,13 @@ def compare(
     plot: Annotated[
         Path | None,
         typer.Option(help="With --best-of: write judge accuracy against A's strength here."),
+    ] = None,
+    prefer: Annotated[
+        str | None,
+        typer.Option(
+            help="With --best-of: a judge spec (e.g. model:NAME) whose P[yes] on the whole "
+            "transcript picks A's sample (a preference judge; its tokens count as A's)."
+        ),
     ] = None,
     model_cost_config: Annotated[
         Path | None,
@@ -123,6 +130,8 @@ def compare(
         fail("--best-of needs a model as A (--prover-a model:NAME): it samples A's solutions")
     if plot is not None and not best_of:
         fail("--plot draws accuracy against --best-of N: give --best-of")
+    if prefer is not None and not best_of:
+        fail("--prefer picks among A's --best-of N samples: give --best-of")
     with one_line_errors():
         check_problems(n, "--n")
         if steps is not None and path is not None:
@@ -135,9 +144,10 @@ def compare(
             strengths = tuple(best_of or ())
             if steps is None:
                 return compare_gsm8k(path, limit=n, seed=seed, judges=js, protocols=protocols,
-                                     models=models, best_of=strengths)  # fmt: skip
-            return compare_generated(steps, n, seed=seed, judges=js, protocols=protocols,
                                      models=models, best_of=strengths,
+                                     prefer=prefer)  # fmt: skip
+            return compare_generated(steps, n, seed=seed, judges=js, protocols=protocols,
+                                     models=models, best_of=strengths, prefer=prefer,
                                      figure1=figure1 and js != ("calculator",))  # fmt: skip
 
         _announce_cost(judges, prices, models, lambda: asyncio.run(grid(("calculator",))))
@@ -248,3 +258,41 @@ def _judge_config(judges: tuple[str, ...], min_mass: float | None) -> Any:
     from ..judges.model import ModelJudgeConfig, check_min_mass, use_judge_config
 
     return use_judge_config(ModelJudgeConfig(min_mass=check_min_mass(min_mass, "--judge-min-mass")))
+
+
+def reading(
+    path: Annotated[Path, typer.Argument(help="A QuALITY-style JSON-lines file (local).")],
+    n: Annotated[int, typer.Option(help="Articles read (each question debated twice).")] = 20,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(help="A judge (repeat): quotes (default), or any judge spec, model:NAME."),
+    ] = None,
+    protocol: Annotated[
+        list[str] | None, typer.Option(help="A protocol (repeat for several). Default: all five.")
+    ] = None,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of every random choice.")] = 0,
+    json: JsonOption = False,
+) -> None:
+    """Every protocol on QuALITY-style questions: arguments from quotes, verified by V.
+
+    The judge never reads the article; each quote it is shown is marked verified or not.
+    Offline the debaters are scripted (an honest A quoting the article, a lying A who
+    misquotes) and the judge 'quotes' accepts what holds only verified quotes.
+    """
+    import asyncio
+
+    from ..language.compare import cells, table
+    from ..language.experiments import PROTOCOLS, check_problems
+    from ..language.reading_debate import reading_games
+    from ..reporting.json import dumps
+
+    with one_line_errors():
+        check_problems(n, "--n")
+        judges = tuple(judge or ("quotes",))
+        rows = asyncio.run(reading_games(path, limit=n, seed=seed, judges=judges,
+                                         protocols=tuple(protocol or PROTOCOLS)))  # fmt: skip
+    summaries = cells(rows)
+    if json:
+        console.print_json(dumps({"cells": summaries, "debates": rows}))
+    else:
+        typer.echo(table(summaries), nl=False)

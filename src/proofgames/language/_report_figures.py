@@ -144,7 +144,24 @@ def _tables(results: dict[str, Any]) -> str:
         from .compare import table
 
         tables.append(table(results["compare"]))
+    if results.get("crossplay"):
+        tables += _crossplay_tables(results["crossplay"])
     return "\n".join(tables)
+
+
+def _crossplay_tables(crossplay: dict[str, Any]) -> list[str]:
+    """The cross-play cells, and each judge's Elo ratings (fitted, with standard errors)."""
+    from .compare import table
+
+    def order(kv: tuple[str, Any]) -> tuple[str, int]:
+        return kv[0][0], int(kv[0].rsplit("-", 1)[1])  # side, then N
+
+    ratings = [[judge, player, f"{r['rating']:.0f}", f"{r['se']:.0f}", r["games"]]
+               for judge, players in crossplay["ratings"].items()
+               for player, r in sorted(players.items(), key=order)]  # fmt: skip
+    return [table(crossplay["cells"]),
+            markdown_table(("judge", "debater", "Elo (fitted)", "standard error", "games"),
+                           ratings)]  # fmt: skip
 
 
 def write_markdown(results: dict[str, Any], out: Path) -> None:

@@ -35,6 +35,7 @@ from .costs import JudgeBudget
 from .experiments import (
     PROTOCOLS,
     Models,
+    Prefer,
     Row,
     generated_games,
     gsm8k_games,
@@ -99,6 +100,7 @@ async def compare_generated(
     steps: int, n: int, *, seed: int, judges: Sequence[str] = DEFAULT_JUDGES,
     protocols: Sequence[str] = PROTOCOLS, budget: JudgeBudget | None = None,
     models: Models | None = None, best_of: Sequence[int] = (), figure1: bool = False,
+    prefer: Prefer = None,
 ) -> list[Row]:  # fmt: skip
     """Every protocol with every judge on the same ``n`` generated problems (each twice).
 
@@ -117,7 +119,8 @@ async def compare_generated(
                 played = await generated_games(steps, n, seed=seed, protocol=protocol,
                                                judge=judge, budget=budget, models=models,
                                                best_of=strength, figure1=fig1,
-                                               require_measured=False)  # fmt: skip
+                                               require_measured=False,
+                                               prefer=prefer)  # fmt: skip
                 name = protocol + FIGURE1 if fig1 else protocol
                 rows += [{"protocol": name, "judge": judge, **r} for r in played]
     return measured(rows)
@@ -126,7 +129,7 @@ async def compare_generated(
 async def compare_gsm8k(
     path: str | Path | None, *, limit: int, seed: int = 0, judges: Sequence[str] = DEFAULT_JUDGES,
     protocols: Sequence[str] = PROTOCOLS, budget: JudgeBudget | None = None,
-    models: Models | None = None, best_of: Sequence[int] = (),
+    models: Models | None = None, best_of: Sequence[int] = (), prefer: Prefer = None,
 ) -> list[Row]:  # fmt: skip
     """Every protocol with every judge on the same GSM8K solutions (see ``gsm8k_games``)."""
     rows: list[Row] = []
@@ -135,10 +138,14 @@ async def compare_gsm8k(
             for strength in best_of or (None,):
                 played = await gsm8k_games(path, limit=limit, protocol=protocol, judge=judge,
                                            seed=seed, budget=budget, models=models,
-                                           best_of=strength,
+                                           best_of=strength, prefer=prefer,
                                            require_measured=False)  # fmt: skip
                 rows += [{"protocol": protocol, "judge": judge, **r} for r in played]
     return measured(rows)
+
+
+STRENGTH_KEYS = ("strength", "strength_a", "strength_b")
+"""The debaters' strengths a row may carry (best-of-N): a cell per value."""
 
 
 def cells(rows: Sequence[Row]) -> list[dict[str, Any]]:
@@ -146,19 +153,20 @@ def cells(rows: Sequence[Row]) -> list[dict[str, Any]]:
 
     Each is :func:`~.experiments.summarize` of its rows, with ``protocol``, ``judge`` and
     ``cost_usd`` (the total; ``None`` when no debate reported a price), and A's
-    ``strength`` (best-of-N) where the rows have one (a cell per strength).
+    ``strength`` (best-of-N) where the rows have one, or A's and B's (``strength_a``,
+    ``strength_b``, from :mod:`.crossplay`): a cell per strength.
     """
 
-    def key(r: Row) -> tuple[str, str, int | None]:
-        return r["protocol"], r["judge"], r.get("strength")
+    def key(r: Row) -> tuple[Any, ...]:
+        return r["protocol"], r["judge"], *(r.get(k) for k in STRENGTH_KEYS)
 
     out = []
-    for protocol, judge, strength in dict.fromkeys(key(r) for r in rows):
-        mine = [r for r in rows if key(r) == (protocol, judge, strength)]
+    for k in dict.fromkeys(key(r) for r in rows):
+        mine = [r for r in rows if key(r) == k]
         prices = [r["cost_usd"] for r in mine if r["cost_usd"] is not None]
-        out.append({"protocol": protocol, "judge": judge, **summarize(mine),
-                    "cost_usd": sum(prices) if prices else None,
-                    **({} if strength is None else {"strength": strength})})  # fmt: skip
+        strengths = {name: mine[0][name] for name in STRENGTH_KEYS if name in mine[0]}
+        out.append({"protocol": k[0], "judge": k[1], **summarize(mine),
+                    "cost_usd": sum(prices) if prices else None, **strengths})  # fmt: skip
     return out
 
 
@@ -171,7 +179,10 @@ def _rate(value: float, ci: Sequence[float]) -> str:
 def _cells(c: dict[str, Any]) -> list[object]:
     """One table row: a (protocol, judge) summary, formatted."""
     dollars = "-" if c["cost_usd"] is None else f"{c['cost_usd']:.4f}"
-    judge = c["judge"] if "strength" not in c else f"{c['judge']}, A best-of-{c['strength']}"
+    judge = c["judge"]
+    for key, side in (("strength", "A"), ("strength_a", "A"), ("strength_b", "B")):
+        if c.get(key) is not None:
+            judge += f", {side} best-of-{c[key]}"
     return [
         c["protocol"], judge, c["debates"],
         _rate(c["completeness"], c["completeness_ci"]),

@@ -58,17 +58,38 @@ Models = dict[str, Any]
 """A model prover for role ``"A"`` or ``"B"``: a model name Inspect can load, or a Model."""
 
 
+Prefer = str | StepJudge | None
+"""How best-of-N picks A's sample: ``None`` (the opponent's score), or a judge (a spec or
+a :class:`~proofgames.judges.StepJudge`) whose P[yes] on the whole transcript decides."""
+
+
+def preferrer(prefer: Prefer, seed: int) -> Any:
+    """Best-of-N's scorer for A's samples.
+
+    :func:`~.strength.opponent` with the calculator checker as the opponent and the
+    calculator as the judge (offline, no model calls), or :func:`~.strength.preference`
+    of the judge ``prefer`` (a spec for :func:`make_judge`, or a judge).
+    """
+    from ..judges import CalculatorJudge
+    from .strength import opponent, preference
+
+    if prefer is None:
+        return opponent(CheckerB(), CalculatorJudge())
+    return preference(make_judge(prefer, seed) if isinstance(prefer, str) else prefer)
+
+
 def with_models(
-    models: Models, a: object, b: object, wrong_answer: str | None, best_of: int | None = None
-) -> tuple[object, object]:
+    models: Models, a: object, b: object, wrong_answer: str | None, best_of: int | None = None,
+    prefer: Prefer = None, seed: int = 0,
+) -> tuple[object, object]:  # fmt: skip
     """``a`` and ``b``, with a model in each role ``models`` names (``language`` extra).
 
     A model A writes its own solution: honestly when ``wrong_answer`` is ``None``, else
     arguing for ``wrong_answer`` while keeping each step plausible. With ``best_of`` N, A
     samples N solutions (temperature 1, provider seeds 0 to N-1) and commits to the one
-    the opponent's score prefers (:class:`~.strength.BestOfN`, :func:`~.strength.opponent`
-    with the calculator checker as the opponent and the calculator as the judge: offline,
-    no model calls). A model B names the first wrong step.
+    :func:`preferrer` scores highest (:class:`~.strength.BestOfN`): by default the
+    opponent's score; with ``prefer``, a preference judge's P[yes] on the whole
+    transcript (its tokens and dollars count as A's). A model B names the first wrong step.
     """
     unknown = set(models) - {"A", "B"}
     if unknown:
@@ -80,12 +101,11 @@ def with_models(
     if "A" in models and best_of is None:
         a = ModelProverA(models["A"], wrong_answer=wrong_answer)
     elif "A" in models and best_of is not None:
-        from ..judges import CalculatorJudge
-        from .strength import BestOfN, opponent
+        from .strength import BestOfN
 
         samples = [ModelProverA(models["A"], wrong_answer=wrong_answer, temperature=1.0, seed=k)
                    for k in range(best_of)]  # fmt: skip
-        a = BestOfN(samples, opponent(CheckerB(), CalculatorJudge()))
+        a = BestOfN(samples, preferrer(prefer, seed))
     if "B" in models:
         b = ModelProverB(models["B"])
     return a, b
@@ -205,6 +225,7 @@ async def generated_games(
     budget: JudgeBudget | None = None, isolation: str = "in-process",
     programs: Programs | None = None, timeout: float = DEFAULT_TIMEOUT,
     models: Models | None = None, best_of: int | None = None, require_measured: bool = True,
+    prefer: Prefer = None,
 ) -> list[Row]:  # fmt: skip
     """``n`` generated problems, each debated twice.
 
@@ -235,7 +256,7 @@ async def generated_games(
             with sides(item, names, protocol=protocol, seed=s, isolation=isolation,
                        programs=programs, timeout=timeout, task_seed=s) as (a, b):  # fmt: skip
                 wrong = None if truth else item.dishonest.answer
-                a, b = with_models(models, a, b, wrong, best_of)
+                a, b = with_models(models, a, b, wrong, best_of, prefer, s)
                 out = await _played(protocol, item.task_text, a, b, ledger, s, fig1, timeout)
             if truth is None or "A" in models:
                 answer = None if isinstance(out, DebateStopped) else out.details.get("answer")
@@ -268,7 +289,7 @@ def _figure1(judge: StepJudge, seed: int, honest: bool) -> Figure1Check:
 async def gsm8k_games(
     path: str | Path | None, *, limit: int | None, protocol: str, judge: str, seed: int = 0,
     budget: JudgeBudget | None = None, models: Models | None = None,
-    best_of: int | None = None, require_measured: bool = True,
+    best_of: int | None = None, require_measured: bool = True, prefer: Prefer = None,
 ) -> list[Row]:  # fmt: skip
     """Debate every solution of the first ``limit`` questions; truth: ``is_correct``.
 
@@ -294,7 +315,8 @@ async def gsm8k_games(
             continue
         task = sol.question if "A" in models else " ".join(sol.transcript.task)
         wrong = None if sol.is_correct else sol.transcript.answer
-        a, b = with_models(models, ScriptedA(sol.transcript), CheckerB(), wrong, best_of)
+        a, b = with_models(models, ScriptedA(sol.transcript), CheckerB(), wrong, best_of, prefer,
+                           own)  # fmt: skip
         ledger = JudgeLedger(make_judge(judge, own), budget or JudgeBudget(), costs=spent)
         out = await _played(protocol, task, a, b, ledger, own)
         stop = _stop_if_failed(out)

@@ -195,10 +195,10 @@ def _file(path: str | Path, names: tuple[str, ...]) -> Path:
     return p
 
 
-def _text(path: Path) -> str:
+def _text(path: Path, what: str = "the GSM8K file") -> str:
     """The file's text; binary or non-UTF-8 content is a :class:`DataError`."""
     try:  # a regular file only (a FIFO or a device is refused, never read), size-capped
-        data = read_bytes(path, "the GSM8K file", DATA_LIMIT)
+        data = read_bytes(path, what, DATA_LIMIT)
     except ReadError as exc:
         raise DataError(str(exc)) from None
     if b"\x00" in data:
@@ -223,11 +223,13 @@ def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _records(path: Path, limit: int | None) -> Iterator[tuple[str, int, dict[str, object]]]:
+def _records(
+    path: Path, limit: int | None, what: str = "the GSM8K file"
+) -> Iterator[tuple[str, int, dict[str, object]]]:
     """``(where, index, record)`` for each line, up to ``limit``; none at all is an error."""
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise DataError(f"limit must be a positive int, not {limit!r}")
-    lines = _text(path).split("\n")
+    lines = _text(path, what).split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline ending the last line
     if not lines:

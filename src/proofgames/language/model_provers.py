@@ -124,15 +124,23 @@ class ModelProverA:
 
 
 class ModelProverB:
-    """B backed by a model (role ``prover_b``): names the first wrong step."""
+    """B backed by a model (role ``prover_b``): names the first wrong step.
+
+    ``temperature`` and ``seed`` (the provider's sampling seed) as for
+    :class:`ModelProverA`: best-of-N's samples differ by the seed.
+    """
 
     def __init__(
-        self, model: str | Model | None = None, max_tokens: int = 8, name: str = "model-b"
-    ) -> None:
+        self, model: str | Model | None = None, max_tokens: int = 8, name: str = "model-b",
+        temperature: float = 0.0, seed: int | None = None,
+    ) -> None:  # fmt: skip
         self._model, self.max_tokens, self.name = model, max_tokens, name
+        self.temperature, self.seed = temperature, seed
 
     async def _ask(self, prompt: str) -> tuple[str, ModelOutput]:
-        config = GenerateConfig(max_tokens=self.max_tokens, temperature=0.0)
+        config = GenerateConfig(
+            max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed
+        )
         out = await _generate(self._model, "prover_b", prompt, config)
         return out.completion, out
 

@@ -101,7 +101,7 @@ def load_quality(path: str | Path, limit: int | None = None) -> list[ReadingItem
         DataError: a missing, empty, binary or malformed file (naming the line).
     """
     items: list[ReadingItem] = []
-    for where, _, row in _records(Path(path), limit):
+    for where, _, row in _records(Path(path), limit, "the QuALITY-style file"):
         for key in ("article", "questions"):
             if key not in row:
                 raise DataError(f"{where}: the field {key!r} is missing")
@@ -131,7 +131,7 @@ def load_gpqa(path: str | Path, limit: int | None = None) -> list[ReadingItem]:
         DataError: a missing, empty, binary or malformed file (naming the line).
     """
     items: list[ReadingItem] = []
-    for where, index, row in _records(Path(path), limit):
+    for where, index, row in _records(Path(path), limit, "the GPQA-style file"):
         for key in ("Question", "Correct Answer", *GPQA_WRONG):
             if key not in row:
                 raise DataError(f"{where}: the field {key!r} is missing")

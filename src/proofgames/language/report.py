@@ -9,7 +9,10 @@
    the measured ones;
 3. the same with the disputed step decided by Figure 1 (optimized parameters, K = 1),
    against the exact optimal liar, with its exact acceptance and the theorem's bounds;
-4. GSM8K model solutions with the calculator judge: debate and whole-transcript judging.
+4. GSM8K model solutions with the calculator judge: debate and whole-transcript judging;
+5. every protocol against its baselines (:mod:`.compare`);
+6. cross-play of scripted debaters at best-of-1, 4 and 16 with Elo ratings
+   (:mod:`.crossplay`), and judge accuracy in self-play against A's rating.
 
 Example (a tiny run)::
 
@@ -124,6 +127,23 @@ def _gsm8k(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+CROSSPLAY_STEPS = 20
+
+
+def _crossplay(n: int, seed: int, figure: Path) -> dict[str, Any]:
+    """The cross-play grid (default judges, protocols and strengths), its Elo and figure."""
+    import dataclasses
+
+    from .crossplay import crossplay_figure, crossplay_generated, crossplay_ratings
+
+    rows = asyncio.run(crossplay_generated(CROSSPLAY_STEPS, n, seed=seed))
+    summaries, rated = cells(rows), crossplay_ratings(rows)
+    crossplay_figure(summaries, rated, figure)
+    return {"steps": CROSSPLAY_STEPS, "n": n, "cells": summaries,
+            "ratings": {j: {p: dataclasses.asdict(r) for p, r in v.items()}
+                        for j, v in rated.items()}}  # fmt: skip
+
+
 def build_report(
     out: Path, gsm8k: Path | None, *, n: int = 100, seed: int = 0,
     steps: Sequence[int] = TOKEN_STEPS, rates: Sequence[float] = RATES, figure1_n: int = 40,
@@ -144,6 +164,7 @@ def build_report(
     from ..stochastic.optimize import optimize_params
 
     results["figure1_params"] = optimize_params(1.0, 1).to_dict()
+    results["crossplay"] = _crossplay(max(1, n // 5), seed, out / "crossplay.png")
     write_json(out / "results.json", results, indent=1)  # strict: a NaN rate is null
     write_figures(results, out)
     write_markdown(results, out)

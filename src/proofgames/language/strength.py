@@ -34,28 +34,48 @@ from typing import Any
 import numpy as np
 
 from ..errors import ProtocolError
-from ..judges.interface import StepJudge
+from ..judges.interface import Judgement, StepJudge
 from ..protocols._outcome import ProverReply
 from ..wire import Malformed
 from ._moves import as_index, as_transcript
-from .transcript import StepTranscript
+from .transcript import ArgumentStep, StepTranscript
 
-__all__ = ["BestOfN", "Rating", "elo", "opponent", "preference", "ratings", "strength_figure"]
+__all__ = [
+    "BestOfN", "BestOfNB", "Rating", "elo", "opponent", "preference", "ratings", "refutation",
+    "strength_figure",
+]  # fmt: skip
 
-Scorer = Callable[[str, StepTranscript], Awaitable[float]]
-"""``async (task, transcript) -> score``: higher is preferred."""
+Scorer = Callable[[str, StepTranscript], Awaitable["float | Judgement"]]
+"""``async (task, transcript) -> score``: higher is preferred (a judgement: its P[yes])."""
+Refuter = Callable[[str, StepTranscript, int], Awaitable["float | Judgement"]]
+"""``async (task, transcript, t) -> score`` of B disputing step ``t``: lower is preferred."""
 
 SCALE = 400.0 / math.log(10.0)
 """Elo points per unit of the Bradley-Terry log-strength."""
 
 
 def preference(judge: StepJudge) -> Scorer:
-    """Score a candidate by ``judge``'s P[yes] on the whole transcript (a preference judge)."""
+    """Score a candidate by ``judge``'s P[yes] on the whole transcript (a preference judge).
 
-    async def score(task: str, transcript: StepTranscript) -> float:
-        return float((await judge.judge(transcript.whole_question())).p_yes)
+    Any judge of :mod:`proofgames.judges` will do: a model judge (``make_judge("model:NAME")``)
+    reads the whole transcript through the same interface as a step, and its tokens and
+    dollars are counted as A's (:class:`BestOfN` adds them to its reply; a calculator's
+    or a scripted judge's cost nothing).
+    """
+
+    async def score(task: str, transcript: StepTranscript) -> float | Judgement:
+        return _spend(judge, await judge.judge(transcript.whole_question()))
 
     return score
+
+
+def _spend(judge: StepJudge, judgement: Judgement) -> float | Judgement:
+    """A model judge's judgement (its tokens and dollars are spent), else its P[yes] alone.
+
+    A calculator or a scripted judge reports the tokens a reader would read, but nothing
+    was generated or paid for: a prover's own check with it costs nothing.
+    """
+    return judgement if judge.kind == "model" else float(judgement.p_yes)
 
 
 def opponent(b: Any, judge: StepJudge) -> Scorer:
@@ -64,7 +84,7 @@ def opponent(b: Any, judge: StepJudge) -> Scorer:
     ``judge``'s P[yes] on that step; 1 when ``b`` concedes, 0 when ``b`` names no step.
     """
 
-    async def score(task: str, transcript: StepTranscript) -> float:
+    async def score(task: str, transcript: StepTranscript) -> float | Judgement:
         raw = await b.dispute(task, transcript.copy())
         try:
             t = as_index(raw, len(transcript))
@@ -72,9 +92,48 @@ def opponent(b: Any, judge: StepJudge) -> Scorer:
             return 0.0
         if t is None:
             return 1.0
-        return float((await judge.judge(transcript.question(t))).p_yes)
+        return _spend(judge, await judge.judge(transcript.question(t)))
 
     return score
+
+
+def refutation(judge: StepJudge) -> Refuter:
+    """Score B's candidate dispute of step ``t`` by ``judge``'s P[yes] on it (lower: better)."""
+
+    async def score(task: str, transcript: StepTranscript, t: int) -> float | Judgement:
+        return _spend(judge, await judge.judge(transcript.question(t)))
+
+    return score
+
+
+class _Spent:
+    """What a best-of-N prover's candidates and scorer reported: tokens and dollars."""
+
+    def __init__(self) -> None:
+        self.input = self.output = 0
+        self.dollars: float | None = None
+
+    def add(self, tokens_in: int, tokens_out: int, dollars: float | None) -> None:
+        self.input, self.output = self.input + int(tokens_in), self.output + int(tokens_out)
+        if dollars is not None:
+            self.dollars = (self.dollars or 0.0) + float(dollars)
+
+    def unwrap(self, raw: object) -> object:
+        """A candidate's move, its reported costs counted."""
+        if isinstance(raw, ProverReply):
+            self.add(raw.input_tokens, raw.output_tokens, raw.cost_usd)
+            return raw.value
+        return raw
+
+    def score(self, value: float | Judgement) -> float:
+        """A scorer's value, a judgement's costs counted (the scorer is the prover's own)."""
+        if isinstance(value, Judgement):
+            self.add(value.input_tokens, value.output_tokens, value.cost_usd)
+            return float(value.p_yes)
+        return float(value)
+
+    def reply(self, value: object) -> ProverReply:
+        return ProverReply(value, self.input, self.output, self.dollars)
 
 
 class BestOfN:
@@ -98,35 +157,87 @@ class BestOfN:
 
     async def transcript(self, task: str) -> object:
         """Every candidate's transcript, scored; the best one, with all their costs."""
-        best, spent = None, [0, 0, 0.0, False]  # input, output tokens, dollars, priced
+        best, spent = None, _Spent()
         self.scores = []
         for i, candidate in enumerate(self.candidates):
-            raw = await candidate.transcript(task)
-            if isinstance(raw, ProverReply):
-                spent[0] += raw.input_tokens
-                spent[1] += raw.output_tokens
-                if raw.cost_usd is not None:
-                    spent[2], spent[3] = float(spent[2]) + float(raw.cost_usd), True
-                raw = raw.value
+            raw = spent.unwrap(await candidate.transcript(task))
             try:
                 t = as_transcript(raw, task)
             except Malformed:
                 self.scores.append(-math.inf)
                 continue
-            self.scores.append(await self.score(task, t))
+            self.scores.append(spent.score(await self.score(task, t)))
             if best is None or self.scores[-1] > self.scores[best[0]]:
                 best = (i, raw)
         if best is None:
             raise ProtocolError(f"none of the {len(self.candidates)} candidates wrote a transcript")
         self.chosen = best[0]
-        cost = float(spent[2]) if spent[3] else None
-        return ProverReply(best[1], int(spent[0]), int(spent[1]), cost)
+        return spent.reply(best[1])
 
     async def step(self, task: str, t: int) -> object:
         """An independent copy: the chosen candidate's step ``t``."""
         if self.chosen is None:
             await self.transcript(task)
         return await self.candidates[self.chosen or 0].step(task, t)
+
+
+class BestOfNB:
+    """B who asks ``N`` candidates and disputes the step ``score`` finds least likely to follow.
+
+    A candidate's dispute that is no step index is never chosen; B concedes when no
+    candidate names a step and one conceded, and raises (its forfeit, with the first
+    malformed answer as the reason) when every candidate's answer was malformed. Ties go
+    to the first. In bisection B takes the majority of the well-formed halves (ties: the
+    first of them; none: B raises). Every candidate's (and the scorer's) tokens and
+    dollars are reported as B's.
+
+    Args:
+        candidates: The ``N`` provers B (each with ``dispute`` and ``half``).
+        score: How a dispute is rated (:func:`refutation`): the lowest is chosen.
+        name: Name recorded in outcomes.
+    """
+
+    def __init__(self, candidates: Sequence[Any], score: Refuter, name: str = "") -> None:
+        if not candidates:
+            raise ProtocolError("best-of-N needs at least one candidate")
+        self.candidates, self.score = list(candidates), score
+        self.name = name or f"best-of-{len(self.candidates)}"
+        self.scores: list[float] = []
+
+    async def dispute(self, task: str, transcript: StepTranscript) -> object:
+        """The candidates' disputes, scored; the one least likely to follow, or ``None``."""
+        best, spent, conceded, wrong = None, _Spent(), False, ""
+        self.scores = []
+        for candidate in self.candidates:
+            raw = spent.unwrap(await candidate.dispute(task, transcript.copy()))
+            try:
+                t = as_index(raw, len(transcript))
+            except Malformed as exc:
+                t, wrong = None, wrong or str(exc)
+            conceded = conceded or (t is None and not wrong)
+            if t is None:
+                self.scores.append(math.inf)
+                continue
+            self.scores.append(spent.score(await self.score(task, transcript, t)))
+            if best is None or self.scores[-1] < best[1]:
+                best = (t, self.scores[-1])
+        if best is None and wrong and not conceded:
+            raise ProtocolError(f"none of the {len(self.candidates)} candidates disputed: {wrong}")
+        return spent.reply(None if best is None else best[0])
+
+    async def half(self, task: str, t: int, claimed: ArgumentStep) -> object:
+        """The half most candidates dispute (a tie: the first candidate's)."""
+        spent, halves = _Spent(), []
+        for candidate in self.candidates:
+            raw = spent.unwrap(await candidate.half(task, t, claimed))
+            if type(raw) is str and raw in ("first", "second"):
+                halves.append(raw)  # a malformed half is never counted
+        if not halves:
+            raise ProtocolError(f"none of the {len(self.candidates)} candidates named a half")
+        first = sum(h == "first" for h in halves)
+        second = sum(h == "second" for h in halves)
+        chosen = halves[0] if first == second else "first" if first > second else "second"
+        return spent.reply(chosen)
 
 
 @dataclass(frozen=True)
@@ -139,14 +250,29 @@ class Rating:
     score: float
 
 
-def elo(games: Sequence[tuple[str, str, float]], ridge: float = 1e-6) -> dict[str, Rating]:
+def elo(
+    games: Sequence[tuple[str, str, float]], ridge: float = 1e-6, prior_sd: float | None = None
+) -> dict[str, Rating]:
     """Elo ratings fitted to ``games`` (player, opponent, the player's score 1, 0.5 or 0).
 
+    With ``prior_sd`` (Elo points), each rating has a normal prior of that spread about
+    the mean: the fit is the posterior mode, so a player who won (or lost) every game
+    gets a finite rating pulled towards 1000 instead of one that runs off with the
+    iterations, and its standard error includes the prior's information.
+
     Raises:
-        ProtocolError: no games, a score outside [0, 1], or a player meeting itself.
+        ProtocolError: no games, a score outside [0, 1], a player meeting itself, or a
+            ``prior_sd`` that is not a positive number.
+
+    Example:
+        >>> r = elo([("a", "b", 1.0)] * 10, prior_sd=400)
+        >>> 1000 < r["a"].rating < 1400 and r["a"].se < 400
+        True
     """
     if not games:
         raise ProtocolError("Elo ratings need at least one game")
+    if prior_sd is not None and not (isinstance(prior_sd, (int, float)) and 0 < prior_sd < 1e9):
+        raise ProtocolError(f"prior_sd must be a positive number of Elo points, not {prior_sd!r}")
     names = sorted({p for g in games for p in g[:2]})
     index = {n: k for k, n in enumerate(names)}
     i = np.array([index[g[0]] for g in games])
@@ -154,8 +280,9 @@ def elo(games: Sequence[tuple[str, str, float]], ridge: float = 1e-6) -> dict[st
     s = np.array([g[2] for g in games], dtype=float)
     if np.any(i == j) or not np.all((s >= 0) & (s <= 1)):
         raise ProtocolError("each game needs two players and a score in [0, 1]")
-    theta = _fit(i, j, s, len(names), ridge * (1.0 / SCALE) ** 2)
-    se = _standard_errors(i, j, theta, len(names))
+    prior = 0.0 if prior_sd is None else (SCALE / float(prior_sd)) ** 2
+    theta = _fit(i, j, s, len(names), ridge * (1.0 / SCALE) ** 2 + prior)
+    se = _standard_errors(i, j, theta, len(names), prior)
     ratings = 1000.0 + SCALE * (theta - theta.mean())
     out = {}
     for n, k in index.items():
@@ -183,15 +310,19 @@ def _fit(i: np.ndarray, j: np.ndarray, s: np.ndarray, n: int, ridge: float) -> n
     return centred
 
 
-def _standard_errors(i: np.ndarray, j: np.ndarray, theta: np.ndarray, n: int) -> np.ndarray:
+def _standard_errors(
+    i: np.ndarray, j: np.ndarray, theta: np.ndarray, n: int, prior: float = 0.0
+) -> np.ndarray:
     """Standard errors of the centred log-strengths (pseudo-inverse of the information)."""
     p = 1.0 / (1.0 + np.exp(theta[j] - theta[i]))
     w = p * (1 - p)
-    info = np.diag(np.bincount(i, w, n) + np.bincount(j, w, n))
+    info = np.diag(np.bincount(i, w, n) + np.bincount(j, w, n) + prior)
     np.add.at(info, (i, j), -w)
     np.add.at(info, (j, i), -w)
     full = np.zeros((n, n))  # the last player fixed (the likelihood sees only differences),
     full[:-1, :-1] = np.linalg.pinv(info[:-1, :-1])  # then moved to the centred ratings
+    if prior > 0:  # the prior pins every rating: the whole information is invertible
+        full = np.linalg.pinv(info)
     centre = np.eye(n) - 1.0 / n
     se: np.ndarray = np.sqrt(np.clip(np.diag(centre @ full @ centre.T), 0, None))
     return se
