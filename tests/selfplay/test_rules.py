@@ -38,7 +38,7 @@ def test_the_stochastic_protocol_is_registered_with_its_defaults() -> None:
 
 
 def test_an_unknown_protocol_names_the_registered_ones() -> None:
-    with pytest.raises(RegistryError, match="bisection.*stochastic"):
+    with pytest.raises(RegistryError, match=r"bisection.*stochastic"):
         make_rules("stochastic-witness")
 
 
