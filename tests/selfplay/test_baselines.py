@@ -75,3 +75,29 @@ def test_tableau_values_match_the_generic_search_on_a_family() -> None:
                 rules = make_rules(protocol, **inst.params(), claim=claim)
                 exact = game_value(rules, rules.initial(), (None, None))
                 assert tableau_value(rules, claim) == pytest.approx(exact)
+
+
+@pytest.mark.parametrize("protocol", ["consultancy", "no-debate"])
+def test_both_baselines_pass_openspiels_random_simulation(protocol: str) -> None:
+    pyspiel = pytest.importorskip("pyspiel")
+    from proofgames.selfplay.openspiel import load_game
+
+    for claim in (-1, 0, 1):
+        for inst in TuringFamily(space=3, max_steps=4).split(claim + 20, 2, 0)[0]:
+            game = load_game(protocol, **inst.params(), claim=claim, horizon=4)
+            pyspiel.random_sim_test(game, num_sims=5, serialize=True, verbose=False)
+
+
+@pytest.mark.filterwarnings("ignore:Observation space for each agent probably")
+@pytest.mark.filterwarnings("ignore:We recommend agents to be named")
+@pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
+@pytest.mark.parametrize("protocol", ["consultancy", "no-debate"])
+def test_both_baselines_pass_pettingzoos_api_and_seed_tests(protocol: str) -> None:
+    pytest.importorskip("pettingzoo")
+    from pettingzoo.test import api_test, seed_test
+
+    from proofgames.selfplay.pettingzoo import DebateEnv
+
+    fam = TuringFamily(space=2, max_steps=4)
+    api_test(DebateEnv(protocol, fam, claim=-1), num_cycles=100)
+    seed_test(lambda: DebateEnv(protocol, fam, claim=1), num_cycles=100)
