@@ -325,28 +325,90 @@ def report_markdown(runs: list[tuple[RunSpec, Run]], meta: dict[str, Any]) -> st
             f"![{spec.name}]({spec.name}.png)\n",
             curve_table(run),
             "",
-            stall_text(spec, run) + "\n",
+            stall_text(spec, run),
         ]
     parts += [baseline_text(runs)]
-    return "\n".join(p for p in parts if p is not None) + "\n"
+    return "\n".join(p for p in parts if p) + "\n"
 
 
 def baseline_text(runs: list[tuple[RunSpec, Run]]) -> str:
     """Whether a learned prover lies under the baselines, and by how much, beside debate."""
     rows = []
     for spec, run in runs:
-        c = run.final.get("false_accepted_count")
-        rows.append([spec.name, _f(run.final["false_acceptance"]), _count(c),
-                     _f(run.final["false_value"])])  # fmt: skip
-    return (
-        "## Do learned provers lie?\n\n"
-        + (
-            "The prover assigned the false claim gains by lying under consultancy (one spot "
-            "check) and no debate. P[V accepts the false claim] under learned play, exact and "
-            "sampled (Wilson 95%), beside what the best liar gets against the best opponent "
-            "(exact):\n\n"
+        f = run.final
+        rows.append(
+            [
+                spec.name,
+                _f(f["false_acceptance"]),
+                _count(f.get("false_accepted_count")),
+                _f(f["false_value"]),
+                _f(f["exploit_b"]) if "exploit_b" in f else "-",
+            ]
         )
-        + markdown_table(
-            ["protocol", "learned, exact", "learned, sampled", "best liar, exact"], rows
+    return "## Do learned provers lie?\n\n" + (
+        "The prover assigned the false claim gains by lying under consultancy (one spot "
+        "check) and no debate. P[V accepts the false claim] under learned play, exact and "
+        "sampled (Wilson 95%), beside what the best liar gets against the best opponent "
+        "(exact), and how far a best-responding liar gets against *learned* B (B's "
+        "exploitability, exact):\n\n"
+    ) + markdown_table(
+        ["protocol", "learned, exact", "learned, sampled", "best liar vs best opponent, exact",
+         "exploitability of learned B, exact"], rows
+    ) + "\n" + findings(runs)  # fmt: skip
+
+
+def _interval(run: Run) -> list[Any] | None:
+    c: list[Any] | None = run.final.get("false_accepted_count")
+    return c
+
+
+def findings(runs: list[tuple[RunSpec, Run]]) -> str:
+    """What the final numbers say, written from them (no figure here is typed by hand)."""
+    by = {spec.name: run for spec, run in runs}
+    out = []
+    debates = [n for n in ("bisection", "cross-examination") if n in by]
+    bases = [n for n in ("consultancy", "no-debate") if n in by]
+    for b in bases:
+        cb = _interval(by[b])
+        apart = [d for d in debates if (cd := _interval(by[d])) and cb and cd[3] < cb[2]]
+        if cb:
+            out.append(
+                f"* Under {b} the learned prover assigned the false claim is accepted with "
+                f"probability {by[b].final['false_acceptance']:.3f} (exact; sampled "
+                f"{_count(cb)}), against a best liar's {by[b].final['false_value']:.3f}: "
+                + (
+                    "V accepts it whatever the prover writes. "
+                    if b == "no-debate"
+                    else "it lies, and gains by it. "
+                    if by[b].final["false_acceptance"] > 0.5
+                    else "it lies less than it could. "
+                )
+                + (f"Its interval lies above those of {', '.join(apart)} (no overlap)."
+                   if apart else "Its interval overlaps the debates'.")
+            )  # fmt: skip
+    for d in debates:
+        f = by[d].final
+        out.append(
+            f"* Under {d} the learned liar is accepted with probability "
+            f"{f['false_acceptance']:.3f} (exact), but learned B is exploitable: against it a "
+            f"best-responding liar lifts P[V accepts] by {f['exploit_b']:.3f} on average "
+            f"(worst instance {f['exploit_b_max']:.3f})."
+            + (
+                " The low acceptance of false claims in learned play reflects weak learned "
+                "liars, not a B that would stop the best one; the theorem's guarantee (value "
+                "0 for a false claim) is about the best B."
+                if f["exploit_b"] > f["false_acceptance"] + 0.01
+                else ""
+            )
         )
-    )
+    if "stochastic" in by:
+        f = by["stochastic"].final
+        out.append(
+            f"* Stochastic: learned play is accepted with probability {f['acceptance']:.3f} "
+            f"against the exact equilibrium value {f['value']:.3f} (gap {f['value_gap']:.3f}); "
+            f"learned A is unexploitable to {f['exploit_a']:.3f}, but learned B's "
+            f"exploitability is {f['exploit_b']:.3f}: it does not abort every lie V would "
+            f"catch. Learned liars are accepted with probability {f['false_acceptance']:.3f}, "
+            f"against {f['false_value']:.3f} at equilibrium."
+        )
+    return "\n".join(out) + "\n"
