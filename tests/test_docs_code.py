@@ -62,6 +62,13 @@ EXPECTED: dict[str, list[str]] = {
         r"player player 0\.2",
         r"0\.2 0\.224475",
     ],
+    "selfplay.md-2": [
+        r"\[0, 640, 1280\] 1\.0 0\.0",
+        *(
+            rf"{k} (0(\.\d+)?|1\.0)"
+            for k in ("truthful_share", "acceptance", "exploit_a", "exploit_b")
+        ),
+    ],
 }
 MARKS = {
     "distributed.md-0": [pytest.mark.dask, pytest.mark.slow],
@@ -73,6 +80,7 @@ MARKS = {
     "README.md-0": [pytest.mark.slow],
     "selfplay.md-0": [pytest.mark.slow],
     "selfplay.md-1": [pytest.mark.slow],
+    "selfplay.md-2": [pytest.mark.slow],
 }
 
 

@@ -29,7 +29,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "proofgames"
 HELP_ORDER = {
     "Debates": ["debate", "protocols", "strategies", "examples", "demo", "party-server"],
     "Analysis": ["exhaustive", "estimate", "report", "params"],
-    "Learning, language and human judges": ["pvg", "language", "judge"],
+    "Learning, language and human judges": ["pvg", "language", "judge", "selfplay"],
 }
 
 #: Every command that can print JSON.

@@ -10,9 +10,9 @@ in three panels, in the order a newcomer meets them:
 - *Analysis*: ``exhaustive``, ``estimate``, ``report``, ``params``
   (:mod:`~proofgames.cli.debate`, :mod:`~proofgames.cli.stochastic`,
   :mod:`~proofgames.cli.params`);
-- *Learning, language and human judges*: ``pvg``, ``language``, ``judge``
+- *Learning, language and human judges*: ``pvg``, ``language``, ``judge``, ``selfplay``
   (:mod:`~proofgames.cli.pvg`, :mod:`~proofgames.cli.language`,
-  :mod:`~proofgames.cli.judge`).
+  :mod:`~proofgames.cli.judge`, :mod:`~proofgames.cli.selfplay`).
 
 Each command imports what it runs when it runs, so ``proofgames --help`` stays quick.
 
@@ -30,7 +30,7 @@ from typing import NoReturn
 
 import typer
 
-from . import catalog, debate, demo, judge, language, params, pvg, stochastic
+from . import catalog, debate, demo, judge, language, params, pvg, selfplay, stochastic
 from ._common import console, err_console, one_line_errors, run
 from .debate import outcome_table
 
@@ -73,6 +73,7 @@ pvg_command = app.command("pvg", context_settings=pvg.CONTEXT, add_help_option=F
 pvg_command(pvg.pvg)
 app.add_typer(language.app, name="language", rich_help_panel=BEYOND)
 app.add_typer(judge.app, name="judge", rich_help_panel=BEYOND)
+app.add_typer(selfplay.app, name="selfplay", rich_help_panel=BEYOND)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

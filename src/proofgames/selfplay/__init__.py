@@ -7,6 +7,8 @@
   machine's tableau;
 * :mod:`~proofgames.selfplay.stochastic`: the stochastic protocol (Figure 1) on a small
   stochastic machine, with chance nodes for the coin, honest A's samples and V's check;
+* :mod:`~proofgames.selfplay.baselines`: consultancy and no debate on cross-examination's
+  tableau, the baselines learned provers are compared with;
 * :mod:`~proofgames.selfplay.family`: small Turing machines generated, and held out, by
   seed, and a few small machines of the stochastic zoo;
 * :mod:`~proofgames.selfplay.openspiel`: the rules registered as OpenSpiel games, and their
@@ -18,12 +20,13 @@
 Importing this package imports neither OpenSpiel nor PettingZoo.  See ``docs/selfplay.md``.
 """
 
-from . import bisection, cross_examination, stochastic  # each registers its rules
+from . import baselines, bisection, cross_examination, stochastic  # each registers its rules
 from .family import StochasticFamily, StochasticInstance, TuringFamily, TuringInstance
 from .rules import Rules, make_rules, rules_names
 
 __all__ = [
     "Rules",
+    "baselines",
     "bisection",
     "cross_examination",
     "stochastic",

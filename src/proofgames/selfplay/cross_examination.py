@@ -114,6 +114,7 @@ class CrossExaminationRules(Rules[CrossExaminationNode]):
         self.num_actions = max(self.alphabet, self.max_positions, 2)
         self.max_length = 2 + self.length
         self._table = program_table(self.machine.machine)
+        self.program_size = self._table.size
         self.observation_size = (
             len(PHASES) + 2 + 3 + self._table.size + self.max_positions * (self.alphabet + 1) + 2
         )

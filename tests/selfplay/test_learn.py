@@ -1,0 +1,79 @@
+"""Self-play PPO: the loop on tiny configurations, its seeds, and illegal actions."""
+
+import numpy as np
+import pytest
+import torch
+
+from proofgames.errors import ProtocolError
+from proofgames.selfplay import StochasticFamily, TuringFamily
+from proofgames.selfplay.evaluate import EvalSet
+from proofgames.selfplay.learn import Agent, LearnConfig, rollout, train
+
+TINY = TuringFamily(space=2, max_steps=2, states=1, halt_share=0.5)
+SMALL = {"iterations": 3, "episodes": 8, "eval_every": 3, "train_instances": 6,
+         "eval_instances": 2}  # fmt: skip
+
+
+def test_a_tiny_run_records_one_exact_row_per_evaluation() -> None:
+    run = train(LearnConfig("bisection", **{**SMALL, "eval_every": 2}), TINY)
+    assert [r["iteration"] for r in run.curve] == [0, 2, 3]
+    assert [r["episodes"] for r in run.curve] == [0, 16, 24]
+    for row in run.curve:
+        for key in ("truthful_share", "acceptance", "false_acceptance", "value"):
+            assert 0.0 <= row[key] <= 1.0
+        assert row["value"] == 1.0 and row["false_value"] == 0.0  # the theorem, exactly
+        assert row["exploit_a"] == pytest.approx(1.0 - row["acceptance"]) or (
+            row["exploit_a"] >= 1.0 - row["acceptance"] - 1e-12
+        )
+        assert row["exploit_a"] >= -1e-12 and row["exploit_b"] >= -1e-12
+    assert run.final is run.curve[-1]
+    assert run.train_seconds > 0 and run.forfeits == {"A": 0, "B": 0}
+
+
+def test_the_same_seed_gives_the_same_curve_and_another_seed_another() -> None:
+    cfg = LearnConfig("cross-examination", **SMALL, wilson_plays=2)
+    fam = TuringFamily(space=1, max_steps=2, states=1, halt_share=0.5)
+    first, again = train(cfg, fam), train(cfg, fam)
+    strip = [{k: v for k, v in r.items() if k != "train_seconds"} for r in first.curve]
+    assert strip == [{k: v for k, v in r.items() if k != "train_seconds"} for r in again.curve]
+    for a, b in zip(first.agents, again.agents, strict=True):
+        assert all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters(), strict=True))
+    other = train(LearnConfig("cross-examination", **SMALL, seed=1), fam)
+    assert not torch.equal(next(other.agents[0].parameters()), next(first.agents[0].parameters()))
+
+
+def test_an_illegal_action_of_a_learned_policy_is_that_players_recorded_loss() -> None:
+    cfg = LearnConfig("bisection", episodes=64, mask_actions=False, false_share=0.0, **{
+        k: v for k, v in SMALL.items() if k != "episodes"})  # fmt: skip
+    ev = EvalSet.make("bisection", TINY, np.random.SeedSequence(0), 6, 2)
+    gen = torch.Generator().manual_seed(0)
+    rules = ev.rules(ev.train[0], -1)
+    agents = (Agent(rules.observation_size, rules.num_actions, 8, gen),
+              Agent(rules.observation_size, rules.num_actions, 8, gen))  # fmt: skip
+    _, payoff, nodes = rollout(ev, agents, cfg, np.random.default_rng(0), gen)
+    forfeits = [n for n in nodes if n.forfeited_by]
+    assert forfeits  # claims and disputes: 2 legal actions of 24, most games forfeit
+    for n in forfeits:
+        assert n.verdict == (0 if n.forfeited_by == "A" else 1)
+        assert n.reason.startswith(f"{n.forfeited_by} loses: {n.forfeited_by} played")
+    assert set(payoff.tolist()) <= {-1.0, 1.0}
+    run = train(cfg, TINY)  # and training goes on through them, counting them
+    assert sum(run.forfeits.values()) > 0 and len(run.curve) == 2
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("iterations", 0), ("episodes", -1), ("eval_every", 1.5), ("false_share", 2.0),
+     ("seed", -1), ("hidden", True)],
+)  # fmt: skip
+def test_bad_settings_are_refused_naming_the_setting(field: str, value: object) -> None:
+    with pytest.raises(ProtocolError, match=field):
+        LearnConfig(**{field: value})  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_the_stochastic_protocol_learns_the_truth_on_the_zoo() -> None:
+    cfg = LearnConfig("stochastic", iterations=60, eval_every=60, episodes=64)
+    run = train(cfg, StochasticFamily(grid=20))
+    assert run.curve[0]["truthful_share"] < 1.0
+    assert run.final["truthful_share"] == 1.0 and run.final["exploit_a"] <= 0.01
