@@ -63,7 +63,7 @@ def _result(k: float) -> SequentialResult:
 
 def _recheck(r: SequentialResult) -> None:
     """The argument's inequalities, recomputed from the set's floats as Fractions."""
-    p = r.tight.params
+    p = r.tight
     assert p.tight is not None
     f = {key: Fraction(v) for key, v in p.tight.items()}
     t = r.test
@@ -86,7 +86,7 @@ def test_small_k_set_every_inequality_exact() -> None:
     r = _result(0.25)
     _recheck(r)
     assert r.test == TEST  # the hand-built set above is this one
-    assert r.floor <= r.honest.expected < r.tight.params.v_samples < r.test.n
+    assert r.floor <= r.honest.expected < r.tight.v_samples < r.test.n
     assert r.test.n <= r.max_v_queries
     assert r.honest_worst.expected >= r.honest.expected
     assert r.liar_worst.reject > 0.99
@@ -97,7 +97,7 @@ def test_small_k_set_every_inequality_exact() -> None:
 def test_k1_set() -> None:
     r = _result(1.0)
     _recheck(r)
-    assert r.honest.expected < r.tight.params.v_samples <= 1200
+    assert r.honest.expected < r.tight.v_samples <= 1200
     assert r.floor <= r.honest.expected
 
 
@@ -111,7 +111,7 @@ def test_wald_floor() -> None:
 
 @pytest.mark.slow
 def test_cap_below_the_tight_tier_refused() -> None:
-    n = _result(0.25).tight.params.v_samples
+    n = _result(0.25).tight.v_samples
     with pytest.raises(ProtocolError, match="too small"):
         optimize_sequential(0.25, 10, max_v_queries=n, tight=_result(0.25).tight)
     with pytest.raises(ProtocolError, match="not the tight tier's"):

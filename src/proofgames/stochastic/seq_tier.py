@@ -42,8 +42,8 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import ProtocolError
-from .optimize import Condition, OptimizedParams
-from .params import _check_k_t
+from .optimize import Condition
+from .params import StochasticParams, _check_k_t
 from .seqtest import Outcome, SequentialTest, expected_queries
 from .tail_bounds import certify_tail
 from .tails import TIER_BACKING
@@ -53,6 +53,9 @@ ACCEPT_SPLITS = (0.6, 0.75, 0.85)
 """Grid of ``v_a / v_s``: the share of V's soundness error spent before the cap."""
 REJECT_SPLITS = (0.3, 0.6)
 """Grid of ``v_r / v_c``: the share of V's completeness error spent before the cap."""
+BIG = 10_000
+"""Above this many tight-tier queries only the split ``(0.75, 0.6)`` is tried (the best at
+K = 1 and K = 2; each split's search takes minutes there)."""
 DEFAULT_CAP_FACTOR = 1.5
 """Without ``max_v_queries``, the cap may be up to this many times the tight tier's ``n_V``."""
 HONEST_GRID = tuple(i / 20 for i in range(1, 11))
@@ -62,7 +65,8 @@ LIAR_OFFSETS = (1.0, 1.25, 1.5, 2.0, 4.0)
 """Liars' offsets ``|a - x|`` in units of ``s`` (just above ``s`` for 1.0)."""
 METHOD = (
     "grid optimum: the tight tier's set; v_a/v_s in {0.6, 0.75, 0.85} and v_r/v_c in "
-    "{0.3, 0.6}; for each the smallest cap n the tight search finds; the fewest expected "
+    "{0.3, 0.6} (only 0.75, 0.6 above 10,000 tight-tier queries); for each the smallest "
+    "cap n the tight search finds; the fewest expected "
     "queries (exact DP) for an honest announcement at x = 1/2 among caps within the limit; "
     "every condition then checked in exact arithmetic"
 )
@@ -104,9 +108,9 @@ def sequential_conditions(tight: dict[str, float], test: SequentialTest,
     return out
 
 
-def _prover_conditions(p: OptimizedParams) -> list[Condition]:
+def _prover_conditions(p: StochasticParams) -> list[Condition]:
     """The tight tier's conditions but V's (its tails and its threshold's order)."""
-    return [x for x in tight_conditions(p.params)
+    return [x for x in tight_conditions(p)
             if not x.name.startswith("V's") and "theta_V" not in x.name]  # fmt: skip
 
 
@@ -151,7 +155,7 @@ class SequentialResult:
         seconds: the optimizer's wall time.
     """
 
-    tight: OptimizedParams
+    tight: StochasticParams
     test: SequentialTest
     conditions: tuple[Condition, ...]
     honest: Outcome
@@ -163,7 +167,7 @@ class SequentialResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form: the test, V's figures, the conditions and the backing."""
-        p, t = self.tight.params, self.test
+        p, t = self.tight, self.test
         assert p.tight is not None
         held = sum(c.holds for c in self.conditions)
 
@@ -239,11 +243,11 @@ def _worst(outcomes: list[Outcome]) -> Outcome:
 def optimize_sequential(
     k: float, steps: int, *, w: float = 2 / 3, d: float = 3 / 5,
     max_prover_samples: int = 10**8, max_v_queries: int | None = None,
-    tight: OptimizedParams | None = None,
+    tight: StochasticParams | None = None,
 ) -> SequentialResult:  # fmt: skip
     """The sequential tier's set with the fewest honest expected queries (module docstring).
 
-    ``tight``: the tight tier's result at (K, T), when already computed (it is otherwise
+    ``tight``: the tight tier's set at (K, T), when already computed (it is otherwise
     computed here with ``w``, ``d`` and ``max_prover_samples``).
 
     Raises:
@@ -258,10 +262,10 @@ def optimize_sequential(
                                       or not isinstance(max_v_queries, int)):  # fmt: skip
         raise ProtocolError(f"the cap on V's queries must be an integer, got {max_v_queries!r}")
     if tight is None:
-        tight = optimize_tight(k, steps, w=w, d=d, max_prover_samples=max_prover_samples)
-    elif (tight.tail, tight.params.k, tight.params.steps) != ("tight", float(k), steps):
+        tight = optimize_tight(k, steps, w=w, d=d, max_prover_samples=max_prover_samples).params
+    elif tight.tight is None or (tight.k, tight.steps) != (float(k), steps):
         raise ProtocolError("the tight set given is not the tight tier's at this K and T")
-    p = tight.params
+    p = tight
     assert p.tight is not None
     n_tight = p.v_samples
     limit = max_v_queries if max_v_queries is not None else int(DEFAULT_CAP_FACTOR * n_tight)
@@ -273,13 +277,13 @@ def optimize_sequential(
             f"{n_tight:,}"
         )
     c, s, v_c, v_s = (p.tight[x] for x in ("c", "s", "v_c", "v_s"))
-    provers = _prover_conditions(tight)
+    provers = _prover_conditions(p)
     ranked = []
-    for fa in ACCEPT_SPLITS:
-        for fr in REJECT_SPLITS:
-            cand = _candidate(c, s, v_c, v_s, fa, fr, limit)
-            if cand is not None:
-                ranked.append((expected_queries(cand, 0.5, 0.5).expected, fa, fr, cand))
+    splits = [(fa, fr) for fa in ACCEPT_SPLITS for fr in REJECT_SPLITS]
+    for fa, fr in splits if n_tight <= BIG else [(0.75, 0.6)]:
+        cand = _candidate(c, s, v_c, v_s, fa, fr, limit)
+        if cand is not None:
+            ranked.append((expected_queries(cand, 0.5, 0.5).expected, fa, fr, cand))
     best: tuple[SequentialTest, list[Condition]] | None = None
     for *_, cand in sorted(ranked, key=lambda r: r[:3]):
         best = _confirm(cand, p.tight, provers, limit)
