@@ -53,9 +53,10 @@ ACCEPT_SPLITS = (0.6, 0.75, 0.85)
 """Grid of ``v_a / v_s``: the share of V's soundness error spent before the cap."""
 REJECT_SPLITS = (0.3, 0.6)
 """Grid of ``v_r / v_c``: the share of V's completeness error spent before the cap."""
-BIG = 10_000
-"""Above this many tight-tier queries only the split ``(0.75, 0.6)`` is tried (the best at
-K = 1 and K = 2; each split's search takes minutes there)."""
+BIG = 2_000
+"""Above this many tight-tier queries only the split ``(0.75, 0.6)`` is tried (the best of
+the grid at K = 1 and at K = 2, T = 10; each split's search takes minutes at K = 2 and
+above on a loaded core)."""
 DEFAULT_CAP_FACTOR = 1.5
 """Without ``max_v_queries``, the cap may be up to this many times the tight tier's ``n_V``."""
 HONEST_GRID = tuple(i / 20 for i in range(1, 11))
@@ -65,7 +66,7 @@ LIAR_OFFSETS = (1.0, 1.25, 1.5, 2.0, 4.0)
 """Liars' offsets ``|a - x|`` in units of ``s`` (just above ``s`` for 1.0)."""
 METHOD = (
     "grid optimum: the tight tier's set; v_a/v_s in {0.6, 0.75, 0.85} and v_r/v_c in "
-    "{0.3, 0.6} (only 0.75, 0.6 above 10,000 tight-tier queries); for each the smallest "
+    "{0.3, 0.6} (only 0.75, 0.6 above 2,000 tight-tier queries); for each the smallest "
     "cap n the tight search finds; the fewest expected "
     "queries (exact DP) for an honest announcement at x = 1/2 among caps within the limit; "
     "every condition then checked in exact arithmetic"
