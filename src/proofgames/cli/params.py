@@ -41,7 +41,9 @@ Tail = Annotated[
     typer.Option(
         help="hoeffding (machine-checked: the Lean theorem) | exact (Lean's argument with an "
         "exact binomial tail, not machine-checked) | tight (a written proof, "
-        "docs/stochastic-tight.md, checked numerically; not machine-checked)"
+        "docs/stochastic-tight.md, checked numerically; not machine-checked) | sequential "
+        "(the tight tier with a sequential V: a written proof, docs/stochastic-sequential.md, "
+        "checked numerically; not machine-checked)"
     ),
 ]
 ProverWeight = Annotated[
@@ -79,6 +81,13 @@ def optimize(
     max_prover_samples: MaxProverSamples = 10**8,
     tail: Tail = "hoeffding",
     prover_weight: ProverWeight = None,
+    max_v_queries: Annotated[
+        int | None,
+        typer.Option(
+            help="--tail sequential: the cap on V's queries (default 1.5 times the tight "
+            "tier's fixed n)"
+        ),
+    ] = None,
     out: Annotated[
         str | None, typer.Option(help="also write the set as a --params JSON file here")
     ] = None,
@@ -90,13 +99,19 @@ def optimize(
     --tail hoeffding: the Lean conditions (machine-checked theorem); exact: Lean's argument
     with exact tails (not machine-checked); tight: the written argument of
     docs/stochastic-tight.md, every condition checked in exact arithmetic (not
-    machine-checked).  With --json: one JSON object (the set, its costs, ``backed_by``).
+    machine-checked); sequential: the tight tier with V's anytime-valid sequential test
+    (docs/stochastic-sequential.md; V's worst case is its cap, expected queries by exact
+    dynamic programming).  With --json: one JSON object (the set, its costs, ``backed_by``).
     """
     from ..errors import ProtocolError
     from ..reporting import check_output_file, dumps, write_atomic
     from ..stochastic.optimize import optimize_params
     from ..stochastic.tight import optimize_tight
 
+    if tail == "sequential" or max_v_queries is not None:
+        _sequential(k, steps, gap, win, max_prover_samples, tail, max_v_queries, out, prover_weight,
+                    as_json)  # fmt: skip
+        return
     with one_line_errors(also=(OSError,)):
         if out is not None and tail == "tight":
             raise ProtocolError(
@@ -123,6 +138,43 @@ def optimize(
     console.print(_table(record, tail))
     if out is not None:
         console.print(f"wrote {out} (use it as --params {out})")
+
+
+def _sequential(
+    k: float, steps: int, gap: float, win: float, cap: int, tail: str, max_v: int | None,
+    out: str | None, weight: float | None, as_json: bool,
+) -> None:  # fmt: skip
+    """``optimize --tail sequential``: refuse what it cannot do, then print the set."""
+    from ..errors import ProtocolError
+    from ..stochastic.seq_tier import optimize_sequential
+
+    with one_line_errors():
+        if tail != "sequential":
+            raise ProtocolError("--max-v-queries needs --tail sequential")
+        if out is not None or weight is not None:
+            raise ProtocolError(
+                "--out and --prover-weight are not available with --tail sequential"
+            )
+        result = optimize_sequential(
+            k, steps, w=gap, d=win, max_prover_samples=cap, max_v_queries=max_v
+        )
+    record = result.to_dict()
+    if as_json:
+        echo_json(record)
+        return
+    from rich.table import Table
+
+    table = Table(title=f"sequential tier at K = {k:g}, T = {steps}", show_header=False)
+    table.add_row("backed by", record["backed_by"])
+    for key in ("v_worst_case", "tight_v_samples", "wald_floor_half"):
+        table.add_row(key, f"{record[key]:,.0f}")
+    for key in ("expected_honest_half", "expected_honest_worst_on_grid",
+                "expected_liar_worst_on_grid"):  # fmt: skip
+        o = record[key]
+        table.add_row(key, f"{o['expected_queries']:,.1f} (a = {o['a']:g}, x = {o['x']:g})")
+    table.add_row("conditions", record["certified_by"])
+    table.add_row("figures", record["figures"])
+    console.print(table)
 
 
 @app.command("report")

@@ -48,6 +48,7 @@ from ..stochastic.sequential import curtailed_queries
 from ..stochastic.tails import EXACT_LABEL, TIER_BACKING, exact_tail_samples
 from ..stochastic.tight import optimize_tight
 from ..sweeps.executors import map_items
+from ._params_tiers import tiers_section
 from ._report_text import check_report_args, table
 from .montecarlo import Cell, estimate_cells
 
@@ -388,8 +389,8 @@ def params_markdown(
         "not simulated; `debate` and `estimate` still count the fixed n. An honest "
         "announcement is accepted only after about n (1 - 2 theta) samples, so the worst "
         "case that matters -- honest A against a B that always aborts -- barely moves; far-off "
-        "announcements are rejected sooner. Not done: a V whose verdict may differ from the "
-        "fixed-n one (an SPRT or a betting confidence sequence).", "",
+        "announcements are rejected sooner. A V whose verdict may differ from the fixed-n "
+        "one, with its own proof: section 6.", "",
         table(seq, list(seq[0])), "",
     ]  # fmt: skip
     return "\n".join(lines)
@@ -448,6 +449,7 @@ def write_params_report(
     seq = sequential_rows(sets)
     body = params_markdown(h, costs, measured, trade, figures, out, debates, seed, seq,
                            tier_rows(sets))  # fmt: skip
+    body += "\n".join(["", *tiers_section(sets, out)])
     path = out / "report.md"
     write_atomic(path, body.replace("{secs}", f"{time.perf_counter() - start:.0f}"))
     if readme is not None:

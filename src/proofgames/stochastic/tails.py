@@ -65,6 +65,9 @@ TIER_BACKING = {
     "(not machine-checked)",
     "tight": "a written proof (docs/stochastic-tight.md) checked numerically in exact "
     "rational arithmetic (not machine-checked)",
+    "sequential": "a written proof (docs/stochastic-sequential.md: Ville's inequality and "
+    "the tight argument) checked numerically in exact rational arithmetic (not "
+    "machine-checked)",
 }
 """What backs each tier's guarantee, as every report and the CLI label it: only the
 ``hoeffding`` tier is covered by the machine-checked theorem."""
