@@ -306,3 +306,7 @@ def test_bf16_autocast_is_an_option_that_changes_the_numerics_reproducibly():
     assert TrainConfig.from_dict(bf16.to_dict()) == bf16
     with pytest.raises(ValueError, match="precision 'fp16' not in"):
         replace(base, precision="fp16").validate()
+    from proofgames.cli.pvg._support import config_settings
+
+    with pytest.raises(ValueError, match="failed its side-by-side check"):
+        config_settings(["precision=bf16"])  # pvg train does not offer it

@@ -93,9 +93,12 @@ class TrainConfig:
         precision: ``"fp32"`` (the default): float32 throughout. ``"bf16"``: the game
             steps' forward passes run under ``torch.autocast`` with bfloat16 (weights,
             optimizer state, losses, evaluation rows, stress tests and exact responses stay
-            float32). Faster per step on CPUs and GPUs with bfloat16 units, but it changes
-            the numerics: a different training trajectory from the same seed. See
-            ``docs/find-the-plus.md`` for the side-by-side check of its learning.
+            float32). Faster per step (0.80x the CPU time at batch 256 on one core with
+            AMX; measured), but it changes the numerics, and it **failed the side-by-side
+            check**: resumed from seed 2's state at step 26,000 for 2,000 steps, its
+            exhaustive specificity left the seed-to-seed spread at three of four checks
+            (``docs/find-the-plus.md``). For experiments only: ``pvg train`` does not offer
+            it.
         stress_every: if positive, stress-test the verifier every this many game steps
             (and at the end), logging precision and recall per attack.
         stop_when_sound: stop at the first stress test with precision = recall = 1
