@@ -101,7 +101,7 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _served_cpu(server: int) -> float:
+def served_cpu(server: int) -> float:
     """CPU of the server's reaped children, once it has reaped every one (V let them go)."""
     kids = Path(f"/proc/{server}/task/{server}/children")
     end = time.monotonic() + 10
@@ -116,13 +116,13 @@ def _one(protocol: str, inst: Any, a: Any, mode: str, server: int) -> tuple[floa
     env = {ENV: os.environ.pop(ENV, "")}
     if mode == "served":
         os.environ[ENV] = env[ENV]
-    cpu, served, start = _cpu(), _served_cpu(server), time.perf_counter()
+    cpu, served, start = _cpu(), served_cpu(server), time.perf_counter()
     try:
         out = play(protocol, inst, claim=1, a=a, b="honest", isolation=iso)
     finally:
         os.environ[ENV] = env[ENV]
     wall = time.perf_counter() - start
-    cpu = _cpu() - cpu + _served_cpu(server) - served
+    cpu = _cpu() - cpu + served_cpu(server) - served
     assert out.winner == "A" and out.forfeit is None, out.reason
     return wall, cpu, out.costs.seconds
 

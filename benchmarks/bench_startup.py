@@ -47,9 +47,10 @@ from pathlib import Path
 from typing import Any
 
 from bench_deterministic import BB5_STEPS, C_LOOP
+from bench_isolation import served_cpu
 
 from proofgames.isolation._served import ENV
-from proofgames.isolation.server import children_cpu, serving
+from proofgames.isolation.server import serving
 from proofgames.reporting import replace_block, write_atomic, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,15 +100,6 @@ def c_loop() -> Iterator[Callable[[], Run] | None]:
         yield run
 
 
-def _served_cpu(server: int) -> float:
-    """CPU of the party server's reaped children, once it has reaped every one."""
-    kids = Path(f"/proc/{server}/task/{server}/children")
-    end = time.monotonic() + 10
-    while kids.read_text().strip() and time.monotonic() < end:
-        time.sleep(0.005)
-    return children_cpu(server)
-
-
 def _run(argv: list[str], src: Path, server: tuple[str, int] | None = None) -> Run:
     """One command, start to exit, importing proofgames from ``src``: (wall, CPU) seconds.
 
@@ -119,12 +111,12 @@ def _run(argv: list[str], src: Path, server: tuple[str, int] | None = None) -> R
     env = {k: v for k, v in os.environ.items() if k != ENV} | {"PYTHONPATH": str(src)}
     if server is not None:
         env[ENV] = server[0]
-    served = 0.0 if server is None else _served_cpu(server[1])
+    served = 0.0 if server is None else served_cpu(server[1])
     cpu, start = _children_cpu(), time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
     wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
     if server is not None:
-        cpu += _served_cpu(server[1]) - served
+        cpu += served_cpu(server[1]) - served
         if "party server" in proc.stderr:  # it fell back: these are not served figures
             raise SystemExit(f"the party server was not used: {proc.stderr[-500:]}")
     if proc.returncode != 0:

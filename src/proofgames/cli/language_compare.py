@@ -13,6 +13,13 @@ import typer
 from ._common import JsonOption, console, err_console, fail, one_line_errors
 
 Seed = Annotated[int, typer.Option(min=0, help="Seed of every random choice (non-negative).")]
+Judges = Annotated[
+    list[str] | None,
+    typer.Option(help="A judge (repeat for several). Default: calculator and scripted:0.1."),
+]
+Protocols = Annotated[
+    list[str] | None, typer.Option(help="A protocol (repeat for several). Default: all five.")
+]
 
 
 def compare(
@@ -28,13 +35,8 @@ def compare(
         int | None, typer.Option(help="Debate the generated task of this many steps instead.")
     ] = None,
     n: Annotated[int, typer.Option(help="Problems (GSM8K: questions read; each twice).")] = 20,
-    judge: Annotated[
-        list[str] | None,
-        typer.Option(help="A judge (repeat for several). Default: calculator and scripted:0.1."),
-    ] = None,
-    protocol: Annotated[
-        list[str] | None, typer.Option(help="A protocol (repeat for several). Default: all five.")
-    ] = None,
+    judge: Judges = None,
+    protocol: Protocols = None,
     prover_a: Annotated[
         str | None,
         typer.Option(
@@ -267,9 +269,7 @@ def reading(
         list[str] | None,
         typer.Option(help="A judge (repeat): quotes (default), or any judge spec, model:NAME."),
     ] = None,
-    protocol: Annotated[
-        list[str] | None, typer.Option(help="A protocol (repeat for several). Default: all five.")
-    ] = None,
+    protocol: Protocols = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of every random choice.")] = 0,
     json: JsonOption = False,
 ) -> None:

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from ._common import JsonOption, console, fail, one_line_errors
+from .language_compare import Judges, Protocols
 
 
 def crossplay(
@@ -22,13 +23,8 @@ def crossplay(
         list[int] | None,
         typer.Option(help="A strength, best-of-N for A and for B (repeat). Default: 1, 4, 16."),
     ] = None,
-    judge: Annotated[
-        list[str] | None,
-        typer.Option(help="A judge (repeat for several). Default: calculator and scripted:0.1."),
-    ] = None,
-    protocol: Annotated[
-        list[str] | None, typer.Option(help="A protocol (repeat for several). Default: all five.")
-    ] = None,
+    judge: Judges = None,
+    protocol: Protocols = None,
     prefer: Annotated[
         str | None,
         typer.Option(
