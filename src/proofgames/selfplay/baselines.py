@@ -42,22 +42,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ProtocolError
-from .cross_examination import CHALLENGE, COMMIT, CrossExaminationNode, CrossExaminationRules
+from .cross_examination import (
+    CHALLENGE,
+    COMMIT,
+    DEFAULTS,
+    CrossExaminationNode,
+    CrossExaminationRules,
+)
 from .cross_examination import _over as over
 from .rules import CHANCE, RulesEntry, as_action, register_rules
 
 __all__ = ["CONSULTANCY", "NO_DEBATE", "ConsultancyRules", "NoDebateRules"]
 
 CONSULTANCY, NO_DEBATE = "consultancy", "no-debate"
-
-_DEFAULTS: dict[str, int | float | str | bool] = {
-    "program": "1RB1LB_1LA1RZ",
-    "space": 2,
-    "origin": 0,
-    "steps": 2,
-    "claim": -1,
-    "horizon": 0,
-}
 
 
 class ConsultancyRules(CrossExaminationRules):
@@ -123,12 +120,12 @@ register_rules(
     CONSULTANCY,
     RulesEntry(
         ConsultancyRules,
-        _DEFAULTS,
+        DEFAULTS,
         "Consultancy (baseline): A's tableau, one position spot-checked uniformly at random",
         chance=True,
     ),
 )
 register_rules(
     NO_DEBATE,
-    RulesEntry(NoDebateRules, _DEFAULTS, "No debate (baseline): V accepts A's claim"),
+    RulesEntry(NoDebateRules, DEFAULTS, "No debate (baseline): V accepts A's claim"),
 )

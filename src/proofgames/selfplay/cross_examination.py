@@ -222,18 +222,21 @@ def _over(s: CrossExaminationNode, verdict: int, reason: str, by: str = "") -> C
                    forfeited_by=by)  # fmt: skip
 
 
+DEFAULTS: dict[str, int | float | str | bool] = {
+    "program": "1RB1LB_1LA1RZ",
+    "space": 2,
+    "origin": 0,
+    "steps": 2,
+    "claim": -1,
+    "horizon": 0,
+}
+"""The game's parameters by default (a 2-step machine on 2 cells); the baselines share them."""
+
 register_rules(
     NAME,
     RulesEntry(
         CrossExaminationRules,
-        {
-            "program": "1RB1LB_1LA1RZ",
-            "space": 2,
-            "origin": 0,
-            "steps": 2,
-            "claim": -1,
-            "horizon": 0,
-        },
+        DEFAULTS,
         "Cross-examination (Figure 4): A's tableau entry by entry, B's challenged position",
     ),
 )
