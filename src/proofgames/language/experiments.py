@@ -163,7 +163,8 @@ def _row(out: Outcome | DebateStopped, truth: bool, **extra: Any) -> Row:
         **extra, "truth": truth, "accepted": accepted, "correct": accepted is truth,
         "judge_calls": c.judge_calls, "judge_input_tokens": c.judge_input_tokens,
         "prover_tokens": c.prover_input_tokens + c.prover_output_tokens,
-        "cost_usd": c.cost_usd, "reason": reason, "disputed_step": step, "stopped": stopped,
+        "prover_calls": dict(c.prover_calls), "cost_usd": c.cost_usd, "reason": reason,
+        "disputed_step": step, "stopped": stopped,
     }  # fmt: skip
 
 
@@ -359,7 +360,8 @@ def _unparsed(error: object, truth: bool, **extra: Any) -> Row:
     """The row of a solution that is no transcript: rejected before any debate."""
     return {
         **extra, "truth": truth, "accepted": False, "correct": truth is False,
-        "judge_calls": 0, "judge_input_tokens": 0, "prover_tokens": 0, "cost_usd": None,
+        "judge_calls": 0, "judge_input_tokens": 0, "prover_tokens": 0,
+        "prover_calls": {"A": 0, "B": 0}, "cost_usd": None,
         "reason": f"A loses: malformed transcript: {error}", "disputed_step": None,
         "stopped": None,
     }  # fmt: skip

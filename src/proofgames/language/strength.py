@@ -110,30 +110,31 @@ class _Spent:
     """What a best-of-N prover's candidates and scorer reported: tokens and dollars."""
 
     def __init__(self) -> None:
-        self.input = self.output = 0
+        self.input = self.output = self.calls = 0
         self.dollars: float | None = None
 
-    def add(self, tokens_in: int, tokens_out: int, dollars: float | None) -> None:
+    def add(self, tokens_in: int, tokens_out: int, dollars: float | None, calls: int) -> None:
         self.input, self.output = self.input + int(tokens_in), self.output + int(tokens_out)
+        self.calls += int(calls)
         if dollars is not None:
             self.dollars = (self.dollars or 0.0) + float(dollars)
 
     def unwrap(self, raw: object) -> object:
         """A candidate's move, its reported costs counted."""
         if isinstance(raw, ProverReply):
-            self.add(raw.input_tokens, raw.output_tokens, raw.cost_usd)
+            self.add(raw.input_tokens, raw.output_tokens, raw.cost_usd, raw.calls)
             return raw.value
         return raw
 
     def score(self, value: float | Judgement) -> float:
         """A scorer's value, a judgement's costs counted (the scorer is the prover's own)."""
         if isinstance(value, Judgement):
-            self.add(value.input_tokens, value.output_tokens, value.cost_usd)
+            self.add(value.input_tokens, value.output_tokens, value.cost_usd, value.calls)
             return float(value.p_yes)
         return float(value)
 
     def reply(self, value: object) -> ProverReply:
-        return ProverReply(value, self.input, self.output, self.dollars)
+        return ProverReply(value, self.input, self.output, self.dollars, self.calls)
 
 
 class BestOfN:

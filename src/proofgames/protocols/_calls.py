@@ -35,6 +35,8 @@ MAX_SHOWN = 300
 #: The most tokens a prover may report for one move, and the most money (USD).
 MAX_REPORTED_TOKENS = 10**9
 MAX_REPORTED_USD = 10**6
+#: The most model calls a prover may report for one move.
+MAX_REPORTED_CALLS = 10**6
 
 
 def _cut(text: str) -> str:
@@ -136,6 +138,8 @@ def check_reply(reply: ProverReply) -> str | None:
             f"reported a malformed token count (input {shown(tokens[0])}, output "
             f"{shown(tokens[1])}; each an int in [0, {MAX_REPORTED_TOKENS:,}])"
         )
+    if not (type(reply.calls) is int and 0 <= reply.calls <= MAX_REPORTED_CALLS):
+        return f"reported a malformed call count {shown(reply.calls)}"
     money = reply.cost_usd
     if money is not None and not (
         type(money) in (int, float) and math.isfinite(money) and 0 <= money <= MAX_REPORTED_USD

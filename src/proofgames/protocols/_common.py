@@ -25,7 +25,7 @@ from .._seeds import check_seed, check_timeout
 from ..errors import ProofgamesError
 from ..wire import Malformed
 from ._calls import Raised, check_reply, describe_exception, run_move, shown_exception
-from ._outcome import TALLIED, Costs, DebateCosts, Message, Outcome, ProverReply
+from ._outcome import TALLIED, Costs, DebateCosts, Message, Outcome, ProverReply, copy_tallied
 
 __all__ = [
     "Costs", "Debate", "DebateCosts", "Forfeit", "GameContext", "Message", "Outcome",
@@ -172,6 +172,7 @@ class Party:
                 d.forfeit(self.name, wrong)
             d.tally.prover_input_tokens += raw.input_tokens
             d.tally.prover_output_tokens += raw.output_tokens
+            d.tally.prover_calls[self.name] = d.tally.prover_calls.get(self.name, 0) + raw.calls
             d.tally.add_money(None if raw.cost_usd is None else float(raw.cost_usd))
             raw = raw.value
         return self._parsed(what, raw, parse)
@@ -364,7 +365,7 @@ class Debate:
             prover_queries=party_counts,
             prover_reads={"A": 0, "B": b_reads},
             seconds=time.perf_counter() - self.start,
-            **{k: getattr(self.tally, k) for k in TALLIED},
+            **{k: copy_tallied(getattr(self.tally, k)) for k in TALLIED},
         )
         return Outcome(
             self.protocol,

@@ -20,8 +20,12 @@ if TYPE_CHECKING:
 #: The cost fields a debate tallies as it runs (judges' and provers' reports).
 TALLIED = (
     "judge_calls", "human_judgements", "judge_input_tokens", "judge_output_tokens",
-    "prover_input_tokens", "prover_output_tokens", "cost_usd",
+    "prover_input_tokens", "prover_output_tokens", "prover_calls", "cost_usd",
 )  # fmt: skip
+
+
+def _no_calls() -> dict[str, int]:
+    return {"A": 0, "B": 0}
 
 
 @dataclass
@@ -35,6 +39,9 @@ class DebateCosts:
         judge_output_tokens: Tokens the judge wrote.
         prover_input_tokens: Tokens the provers read (model provers only).
         prover_output_tokens: Tokens the provers wrote.
+        prover_calls: Model calls each prover reported making for its moves (``"A"``,
+            ``"B"``; a best-of-N prover's samples and its own preference judge's calls
+            included); 0 for provers that call no model.
         cost_usd: Money, where a provider reported it (``None`` if none did).
 
     Example:
@@ -49,6 +56,7 @@ class DebateCosts:
     judge_output_tokens: int = 0
     prover_input_tokens: int = 0
     prover_output_tokens: int = 0
+    prover_calls: dict[str, int] = field(default_factory=_no_calls)
     cost_usd: float | None = None
 
     def add_judgement(self, j: Judgement) -> None:
@@ -71,12 +79,17 @@ class DebateCosts:
 
 @dataclass(frozen=True)
 class ProverReply:
-    """A move's value with what making it cost (checked by V before it is counted)."""
+    """A move's value with what making it cost (checked by V before it is counted).
+
+    ``calls`` is how many model calls the move made (a model prover's one request, a
+    best-of-N prover's samples); the driver adds it to the mover's ``prover_calls``.
+    """
 
     value: object
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -120,6 +133,7 @@ class Costs:
         judge_output_tokens: tokens the judge wrote.
         prover_input_tokens: tokens the provers read, as their moves report it.
         prover_output_tokens: tokens the provers wrote, as their moves report it.
+        prover_calls: model calls each prover reported, ``{"A": n, "B": m}``.
         cost_usd: money, where a provider reported it (``None``: none did).
 
     """
@@ -140,6 +154,7 @@ class Costs:
     judge_output_tokens: int = 0
     prover_input_tokens: int = 0
     prover_output_tokens: int = 0
+    prover_calls: dict[str, int] = field(default_factory=_no_calls)
     cost_usd: float | None = None
 
 
@@ -216,7 +231,7 @@ class Outcome:
             "prover_queries": dict(c.prover_queries),
             "prover_reads": dict(c.prover_reads),
             "seconds": c.seconds,
-            **{k: getattr(c, k) for k in TALLIED},
+            **{k: copy_tallied(getattr(c, k)) for k in TALLIED},
             "seed": self.seed,
             "prover_a": self.prover_a.to_dict(),
             "prover_b": self.prover_b.to_dict(),
@@ -227,3 +242,8 @@ class Outcome:
         if messages:
             out["messages"] = [m.to_dict() for m in self.messages]
         return out
+
+
+def copy_tallied(value: Any) -> Any:
+    """A tallied value as plain data (a per-prover count is copied)."""
+    return dict(value) if isinstance(value, dict) else value
