@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ._common import JsonOption, console, err_console, fail, one_line_errors
+from ._common import JsonOption, console, fail, one_line_errors
 
 Seed = Annotated[int, typer.Option(min=0, help="Seed of every random choice (non-negative).")]
 Judges = Annotated[
@@ -93,6 +93,14 @@ def compare(
             "stochastic protocol on the disputed step (scripted:E judges)."
         ),
     ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the expected calls, tokens and dollars of every role (an estimate) "
+            "and stop: no debate is played, no model is called.",
+        ),
+    ] = False,
     seed: Seed = 0,
     json: JsonOption = False,
 ) -> None:
@@ -101,7 +109,8 @@ def compare(
     Cross-examination, bisection, the judge reading the whole transcript, consultancy
     and the judge alone on the final answer: completeness, soundness error and accuracy
     with 95% Wilson intervals, and judge calls, tokens and dollars per (protocol, judge).
-    With --json: every cell and every debate, as one JSON object.
+    With --json: every cell and every debate, as one JSON object. Before a run that calls
+    a model, the expected calls, tokens and dollars of every role are printed (stderr).
     """
     import asyncio
 
@@ -152,7 +161,17 @@ def compare(
                                      models=models, best_of=strengths, prefer=prefer,
                                      figure1=figure1 and js != ("calculator",))  # fmt: skip
 
-        _announce_cost(judges, prices, models, lambda: asyncio.run(grid(("calculator",))))
+        def expected() -> Any:
+            from ..language.estimate import estimate_generated, estimate_gsm8k
+
+            settings: dict[str, Any] = {"judges": judges, "protocols": protocols, "models": models,
+                        "best_of": tuple(best_of or ()), "prefer": prefer}  # fmt: skip
+            if steps is None:
+                return estimate_gsm8k(path, limit=n, **settings)
+            return estimate_generated(steps, n, seed=seed, figure1=figure1, **settings)
+
+        if _announce_cost(expected(), prices, dry_run, json):
+            return
         with _judge_config(judges, judge_min_mass):
             rows = asyncio.run(grid(judges))
     summaries, bias, curves = cells(rows), biases(rows), reliability(rows)
@@ -209,25 +228,26 @@ def summarize_logs(
         typer.echo(table(summaries), nl=False)
 
 
-def _announce_cost(
-    judges: tuple[str, ...], prices: dict[str, Any], models: dict[str, Any], dry: Any
-) -> None:
-    """Print each model judge's expected cost (from a dry run) before a run starts."""
-    named = [j for j in judges if j.rsplit(":", 1)[0] in ("model", "flip:model", "swap:model")]
-    if not named:
-        return
-    from ..language.compare import expected_judge_cost
+def _announce_cost(roles: dict[str, Any], prices: dict[str, Any], dry: bool, as_json: bool) -> bool:
+    """Print the expected cost of every role before a run that calls a model (stderr).
 
-    rows = dry()  # the calculator on the same grid: the same questions, no model calls
-    for judge in named:
-        name = judge.split("model:", 1)[1]
-        price = prices.get(name) or _inspect_price(name)
-        if price is None:
-            err_console.print(f"{judge}: no price known (--model-cost-config): cost not estimated")
-            continue
-        dollars = expected_judge_cost(rows, judge, price)
-        note = "; model provers' tokens not included" if models else ""
-        err_console.print(f"{judge}: expected judge cost ${dollars:,.4f} (estimate{note})")
+    With ``dry`` it is the command's output (stdout; ``as_json``: as JSON) and the run
+    does not start: returns True.
+    """
+    from ..language.estimate import estimate_table, priced
+
+    def price_of(name: str) -> Any:
+        return prices.get(name) or _inspect_price(name)
+
+    if dry and as_json:
+        from ..reporting.json import dumps
+
+        console.print_json(dumps({"estimate": priced(roles, price_of)}))
+    elif dry:
+        typer.echo(estimate_table(roles, price_of), nl=False)
+    elif any(r.model is not None and r.calls for r in roles.values()):
+        typer.echo(estimate_table(roles, price_of), nl=False, err=True)
+    return dry
 
 
 def _inspect_price(name: str) -> Any:

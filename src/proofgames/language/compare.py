@@ -331,16 +331,3 @@ def load_prices(path: str | Path) -> dict[str, Any]:
             first = str(exc).splitlines()[0]
             raise ProtocolError(f"{path}: the price of {name!r} is not usable: {first}") from None
     return prices
-
-
-def expected_judge_cost(dry_rows: Sequence[Row], model_judge: str, price: Any) -> float:
-    """Dollars ``model_judge`` would cost on the debates of a dry run with the calculator.
-
-    The questions a judge is asked do not depend on which judge answers them when the
-    provers are scripted, so the dry run's judge calls and input tokens are the real
-    run's; each call's output is taken as one token (a one-word judge). An estimate for
-    planning, not a bound: a reasoning judge writes more.
-    """
-    tokens = sum(r["judge_input_tokens"] for r in dry_rows)
-    calls = sum(r["judge_calls"] for r in dry_rows)
-    return float((tokens * price.input + calls * price.output) / 1e6)

@@ -49,11 +49,13 @@ Example:
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..errors import DebateStopped, OracleError
+from ..errors import DebateStopped, OracleError, ProtocolError
 from ..judges.interface import StepQuestion
 from ..protocols import Debate, Forfeit, Outcome
 from ._moves import as_half, as_index, as_step, as_transcript
@@ -65,6 +67,49 @@ from .transcript import ArgumentStep, StepTranscript, count_tokens, same_value
 DEFAULT_TIMEOUT = 600.0
 #: What ``Outcome.machine`` says of a debate on a step transcript.
 MACHINE = "step-transcript"
+
+
+@dataclass(frozen=True)
+class Calls:
+    """The calls one debate makes into A, into B and to the judge (the rules' count)."""
+
+    a: int
+    b: int
+    judge: int
+
+
+def declared_calls(
+    protocol: str, steps: int, premises: int, *, disputed: bool = True, copies: int = 1,
+    checks: int = 1,
+) -> Calls:  # fmt: skip
+    """The calls the rules below make in a debate that reaches its judge.
+
+    ``steps`` is the length of A's transcript; ``premises``, how many earlier steps the
+    judged step uses (cross-examination: the disputed one; bisection: the one it ends
+    on); ``disputed``, whether B disputes (cross-examination: a concession ends the
+    debate before any copy or judge is asked). Bisection's rounds are taken as
+    ``ceil(log2(steps))``, the most there can be: exact when B points at the second
+    half every round, one fewer on some paths. Consultancy's count is for spot checks
+    that all pass (a rejection ends it early). A forfeit ends any debate early.
+
+    Example:
+        >>> declared_calls("bisection", 8, 1)  # A: transcript, last, 3 midpoints, step, 1 premise
+        Calls(a=7, b=3, judge=1)
+        >>> declared_calls("cross-examination", 8, 1, disputed=False)
+        Calls(a=1, b=1, judge=0)
+    """
+    if protocol == "cross-examination":
+        if not disputed:
+            return Calls(1, 1, 0)
+        return Calls(1 + copies * (1 + premises), 1, 1)
+    if protocol == "bisection":
+        rounds = math.ceil(math.log2(steps)) if steps > 1 else 0
+        return Calls(1 + 1 + rounds + 1 + premises, rounds, 1)
+    if protocol == "consultancy":
+        return Calls(1, 0, min(checks, steps))
+    if protocol in ("whole-transcript", "judge-alone"):
+        return Calls(1, 0, 1)
+    raise ProtocolError(f"no declared calls for protocol {protocol!r}")
 
 
 class _Game:
