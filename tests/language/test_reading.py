@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proofgames.language.gsm8k import DataError
-from proofgames.language.reading import check_quotes, load_gpqa, load_quality
+from proofgames.language.reading import check_quotes, load_gpqa, load_quality, load_reading
 
 ARTICLE = "The lighthouse keeper counted ships.\nNone came in the storm of 1911."
 
@@ -38,6 +38,20 @@ def test_a_gpqa_file_puts_the_correct_answer_first(tmp_path):
     assert item.options == ("argon", "nitrogen", "oxygen", "sodium") and item.answer == 0
     with pytest.raises(DataError, match="two options are the same"):
         load_gpqa(jsonl(tmp_path / "d.jsonl", row | {"Incorrect Answer 3": "argon"}))
+
+
+def test_a_reading_file_is_told_apart_by_its_first_record(tmp_path):
+    gpqa = {"Question": "Which is a noble gas?", "Correct Answer": "argon",
+            "Incorrect Answer 1": "nitrogen", "Incorrect Answer 2": "oxygen",
+            "Incorrect Answer 3": "sodium"}  # fmt: skip
+    style, items = load_reading(jsonl(tmp_path / "g.jsonl", gpqa, gpqa))
+    assert style == "gpqa" and len(items) == 2 and items[0].source == ""
+    style, items = load_reading(jsonl(tmp_path / "q.jsonl", quality_row()))
+    assert style == "quality" and items[0].source == ARTICLE
+    with pytest.raises(DataError, match="line 2: the field 'article' is missing"):
+        load_reading(jsonl(tmp_path / "m.jsonl", quality_row(), gpqa))  # one style a file
+    with pytest.raises(DataError, match="line 1: neither a QuALITY-style record"):
+        load_reading(jsonl(tmp_path / "n.jsonl", {"title": "x"}))
 
 
 @pytest.mark.parametrize(

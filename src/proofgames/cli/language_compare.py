@@ -283,8 +283,11 @@ def _judge_config(judges: tuple[str, ...], min_mass: float | None) -> Any:
 
 
 def reading(
-    path: Annotated[Path, typer.Argument(help="A QuALITY-style JSON-lines file (local).")],
-    n: Annotated[int, typer.Option(help="Articles read (each question debated twice).")] = 20,
+    path: Annotated[Path, typer.Argument(help="A QuALITY- or GPQA-style JSON-lines file (local).")],
+    n: Annotated[
+        int,
+        typer.Option(help="Articles (QuALITY) or questions (GPQA) read; each debated twice."),
+    ] = 20,
     judge: Annotated[
         list[str] | None,
         typer.Option(help="A judge (repeat): quotes (default), or any judge spec, model:NAME."),
@@ -293,11 +296,13 @@ def reading(
     seed: Annotated[int, typer.Option(min=0, help="Seed of every random choice.")] = 0,
     json: JsonOption = False,
 ) -> None:
-    """Every protocol on QuALITY-style questions: arguments from quotes, verified by V.
+    """Every protocol on QuALITY- or GPQA-style questions: arguments from quotes, checked by V.
 
     The judge never reads the article; each quote it is shown is marked verified or not.
     Offline the debaters are scripted (an honest A quoting the article, a lying A who
-    misquotes) and the judge 'quotes' accepts what holds only verified quotes.
+    misquotes) and the judge 'quotes' accepts what holds only verified quotes. A
+    GPQA-style question has no source: every quote is marked unverifiable and the judge
+    is told so ('quotes' then rejects every argument: use a judge that reads, model:NAME).
     """
     import asyncio
 

@@ -17,9 +17,14 @@ line, a file with no records refused.
   the correct answer first, then the incorrect ones (shuffle them with a seed when
   showing them).
 
+:func:`load_reading` reads either, told apart by the first record's fields.
+
 :func:`check_quotes` marks each ``<quote>...</quote>`` in a debater's text as verified
 (an exact span of the source, up to runs of white space) or not, as the judge should see
-it: ``<v_quote>`` or ``<u_quote>``.
+it: ``<v_quote>`` or ``<u_quote>``. With no source (``None``: a GPQA-style question),
+there is nothing to check a quote against: each is marked unverifiable, ``<n_quote>``,
+rather than refused, so a debate on such a question still runs and its judge sees which
+words are the debater's unchecked claims (:data:`NO_SOURCE` is what it is told).
 
 Example:
     >>> marked, found = check_quotes("The cat sat  on the mat.",
@@ -28,6 +33,8 @@ Example:
     'It says <v_quote>cat sat on the mat</v_quote>, not <u_quote>dog</u_quote>.'
     >>> [q.verified for q in found]
     [True, False]
+    >>> check_quotes(None, "It says <quote>dog</quote>.")[0]
+    'It says <n_quote>dog</n_quote>.'
 """
 
 from __future__ import annotations
@@ -38,11 +45,20 @@ from pathlib import Path
 
 from .gsm8k import DataError, _records, _string
 
-__all__ = ["Quote", "ReadingItem", "check_quotes", "load_gpqa", "load_quality"]
+__all__ = [
+    "NO_SOURCE", "Quote", "ReadingItem", "check_quotes", "load_gpqa", "load_quality",
+    "load_reading",
+]  # fmt: skip
 
 QUOTE = re.compile(r"<quote>(.*?)</quote>", re.DOTALL)
 _SPACE = re.compile(r"\s+")
 GPQA_WRONG = ("Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
+GPQA_FIELDS = ("Question", "Correct Answer", *GPQA_WRONG)
+NO_SOURCE = (
+    "There is no source text for this question: a quote cannot be checked, and each is "
+    "marked <n_quote> (an unverified claim of the debater's, neither confirmed nor refuted)."
+)
+"""What a judge is told, before the task, on a question with no source (GPQA-style)."""
 
 
 @dataclass(frozen=True)
@@ -58,26 +74,35 @@ class ReadingItem:
 
 @dataclass(frozen=True)
 class Quote:
-    """A quote in a debater's text, and whether the source holds it."""
+    """A quote in a debater's text, and whether the source holds it.
+
+    ``checked`` is false when there was no source to check it against (then
+    ``verified`` is false too: nothing confirmed it).
+    """
 
     text: str
     verified: bool
+    checked: bool = True
 
 
 def _normal(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def check_quotes(source: str, text: str) -> tuple[str, list[Quote]]:
+def check_quotes(source: str | None, text: str) -> tuple[str, list[Quote]]:
     """``text`` with each quote marked verified or not, and the quotes found.
 
     A quote is verified when, white space collapsed, it is a non-empty span of ``source``.
+    With no ``source`` (``None``) every quote is marked unverifiable (``<n_quote>``).
     """
-    normal_source = _normal(source)
+    normal_source = None if source is None else _normal(source)
     found: list[Quote] = []
 
     def mark(m: re.Match[str]) -> str:
         quoted = _normal(m.group(1))
+        if normal_source is None:
+            found.append(Quote(m.group(1), False, checked=False))
+            return f"<n_quote>{m.group(1)}</n_quote>"
         ok = bool(quoted) and quoted in normal_source
         found.append(Quote(m.group(1), ok))
         tag = "v_quote" if ok else "u_quote"
@@ -132,11 +157,34 @@ def load_gpqa(path: str | Path, limit: int | None = None) -> list[ReadingItem]:
     """
     items: list[ReadingItem] = []
     for where, index, row in _records(Path(path), limit, "the GPQA-style file"):
-        for key in ("Question", "Correct Answer", *GPQA_WRONG):
+        for key in GPQA_FIELDS:
             if key not in row:
                 raise DataError(f"{where}: the field {key!r} is missing")
         options = tuple(_string(row, key, where) for key in ("Correct Answer", *GPQA_WRONG))
-        if len(set(options)) != len(options):
-            raise DataError(f"{where}: two options are the same text")
+        same = [k for k, o in enumerate(options) if _normal(o) in map(_normal, options[:k])]
+        if same:
+            names = ("Correct Answer", *GPQA_WRONG)
+            raise DataError(f"{where}: two options are the same text ({names[same[0]]!r})")
         items.append(ReadingItem(index, "", _string(row, "Question", where), options, 0))
     return items
+
+
+def load_reading(path: str | Path, limit: int | None = None) -> tuple[str, list[ReadingItem]]:
+    """A QuALITY-style or a GPQA-style file, told apart by its first record's fields.
+
+    Returns ``("quality" or "gpqa", items)``: :func:`load_quality`'s or :func:`load_gpqa`'s.
+
+    Raises:
+        DataError: a bad file, or a first record that is neither style (naming the line
+            and the fields each style needs).
+    """
+    for where, _, row in _records(Path(path), 1, "the reading file"):
+        if "article" in row:
+            return "quality", load_quality(path, limit)
+        if "Question" in row:
+            return "gpqa", load_gpqa(path, limit)
+        raise DataError(
+            f"{where}: neither a QuALITY-style record (fields 'article' and 'questions') nor "
+            f"a GPQA-style one ({', '.join(repr(f) for f in GPQA_FIELDS)})"
+        )
+    raise AssertionError("unreachable: _records refuses a file with no records")  # pragma: no cover

@@ -1,4 +1,4 @@
-r"""Debates over QuALITY-style reading items: arguments from quotes, verified against the source.
+r"""Debates over QuALITY- and GPQA-style items: arguments from quotes, checked against the source.
 
 As in Khan et al. (2024), the judge never reads the article: A argues for an option with
 quotes, and V, who holds the article, marks each quote verified (``<v_quote>``, a span of
@@ -21,7 +21,13 @@ the same driver as every other (:func:`~.experiments.play`), ending in the same 
   calculator is blind to reasoning. Any other judge spec (``model:NAME``) is asked the
   same questions, quotes marked.
 
-GPQA-style items have no source to quote: a GPQA-style file is refused here (no article).
+GPQA-style items have no source: there is nothing to check a quote against, so V marks
+every quote unverifiable (``<n_quote>``) instead of refusing it, and the judge is told so
+before the task (:data:`~.reading.NO_SOURCE`). The scripted debaters then cite "an expert
+source" for their option (both quotes unverifiable), and the lying A meets a B that
+holds the answer key and disputes its conclusion (:class:`AnswerB`). The judge ``quotes``
+has nothing verified to go on and rejects every argument: a GPQA-style question needs a
+judge that reads (``model:NAME``).
 
 Example:
     >>> import asyncio
@@ -51,13 +57,13 @@ from .compare import _checked
 from .costs import DebateCosts, JudgeLedger
 from .experiments import PROTOCOLS, Row, _played, _row, _seeds, measured
 from .provers import ContrarianB, ScriptedA
-from .reading import ReadingItem, check_quotes, load_quality
+from .reading import NO_SOURCE, ReadingItem, check_quotes, load_reading
 from .transcript import ArgumentStep, StepTranscript
 
-__all__ = ["QuoteB", "QuoteChecked", "QuoteJudge", "argument", "reading_games"]
+__all__ = ["AnswerB", "QuoteB", "QuoteChecked", "QuoteJudge", "argument", "reading_games"]
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_TAGS = re.compile(r"<(/?)[uv]_quote>")
+_TAGS = re.compile(r"<(/?)[uvn]_quote>")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
 _WORDS = re.compile(r"[a-z0-9]+")
 
@@ -68,9 +74,13 @@ def _unmarked(text: str) -> str:
 
 
 class QuoteChecked:
-    """``inner``, shown every quote marked verified or not against ``source`` (V's check)."""
+    """``inner``, shown every quote marked verified or not against ``source`` (V's check).
 
-    def __init__(self, inner: StepJudge, source: str) -> None:
+    With no ``source`` (``None``) every quote is marked unverifiable and the question's
+    task starts with :data:`~.reading.NO_SOURCE`, so the judge knows why.
+    """
+
+    def __init__(self, inner: StepJudge, source: str | None) -> None:
         self.inner, self.source = inner, source
         self.name, self.kind = inner.name, inner.kind
 
@@ -79,7 +89,10 @@ class QuoteChecked:
 
     async def judge(self, question: StepQuestion) -> Judgement:
         """The inner judge's answer on the question with its quotes marked."""
-        marked = replace(question, task=self._mark(question.task), step=self._mark(question.step),
+        task = self._mark(question.task)
+        if self.source is None:
+            task = f"{NO_SOURCE} {task}".strip()
+        marked = replace(question, task=task, step=self._mark(question.step),
                          premises=tuple(self._mark(p) for p in question.premises))  # fmt: skip
         return await self.inner.judge(marked)
 
@@ -106,9 +119,13 @@ def _task(item: ReadingItem) -> tuple[str, ...]:
 
 
 def argument(item: ReadingItem, option: int, quote: str) -> StepTranscript:
-    """A's two-step argument for ``option`` (0-based) from ``quote``."""
+    """A's two-step argument for ``option`` (0-based) from ``quote``.
+
+    The quote is the passage's, or with no source (GPQA-style) "an expert source"'s.
+    """
     letter = LETTERS[option]
-    evidence = ArgumentStep(f"The passage says <quote>{quote}</quote>.", (), (0,), "")
+    cited = "The passage says" if item.source else "An expert source says"
+    evidence = ArgumentStep(f"{cited} <quote>{quote}</quote>.", (), (0,), "")
     conclusion = ArgumentStep(f"So the answer is ({letter}) {item.options[option]}.",
                               (0,), (0, 1), letter)  # fmt: skip
     return StepTranscript(_task(item), (evidence, conclusion), letter)
@@ -151,20 +168,52 @@ class QuoteB:
         return "first" if self._false(claimed.text) else "second"
 
 
-def _judge(spec: str, source: str, seed: int) -> StepJudge:
+class AnswerB:
+    """B who holds the answer key (``letter``): disputes a conclusion for another option."""
+
+    def __init__(self, letter: str, name: str = "answer-b") -> None:
+        self.letter, self.name = letter, name
+
+    def _wrong(self, step: ArgumentStep) -> bool:
+        return bool(step.result) and step.result != self.letter
+
+    async def dispute(self, task: str, transcript: StepTranscript) -> object:
+        """The first step concluding another option than the key's; else concede."""
+        return next((t for t, s in enumerate(transcript.steps) if self._wrong(s)), None)
+
+    async def half(self, task: str, t: int, claimed: ArgumentStep) -> object:
+        """``"first"`` iff the restated step ``t`` concludes another option."""
+        return "first" if self._wrong(claimed) else "second"
+
+
+def _judge(spec: str, source: str | None, seed: int) -> StepJudge:
     inner: StepJudge = QuoteJudge() if spec == "quotes" else make_judge(spec, seed)
     return QuoteChecked(inner, source)
+
+
+def _debates(item: ReadingItem, seed: int) -> list[tuple[bool, StepTranscript, object]]:
+    """The honest and the lying argument about ``item``, each with its B."""
+    wrong = [k for k in range(len(item.options)) if k != item.answer]
+    lie = int(np.random.default_rng(np.random.SeedSequence(seed)).choice(wrong))
+    if not item.source:  # no source: each cites its own option, unverifiable
+        right = argument(item, item.answer, item.options[item.answer])
+        wrong_one = argument(item, lie, item.options[lie])
+        return [(True, right, ContrarianB(seed)), (False, wrong_one, AnswerB(LETTERS[item.answer]))]
+    honest = _best_sentence(item.source, item.question, item.options[item.answer])
+    return [(True, argument(item, item.answer, honest), ContrarianB(seed)),
+            (False, argument(item, lie, _misquote(item, lie)), QuoteB(item.source))]  # fmt: skip
 
 
 async def reading_games(
     path: str | Path, *, limit: int | None, seed: int = 0, judges: Sequence[str] = ("quotes",),
     protocols: Sequence[str] = PROTOCOLS,
 ) -> list[Row]:  # fmt: skip
-    """Every protocol and judge on the questions of a QuALITY-style file, each twice.
+    """Every protocol and judge on the questions of a QuALITY- or GPQA-style file, each twice.
 
     The honest A (truth: accept) and the lying A (truth: reject), as the module doc says;
-    rows as :func:`~.experiments.generated_games`' with ``protocol``, ``judge`` and
-    ``item``, summarized by :func:`~.compare.cells`.
+    rows as :func:`~.experiments.generated_games`' with ``protocol``, ``judge``, ``item``
+    and ``style`` (``"quality"`` or ``"gpqa"``), summarized by :func:`~.compare.cells`.
+    ``limit``: the articles read (QuALITY-style), or the questions (GPQA-style).
 
     Raises:
         ProtocolError: a bad grid; :class:`~.gsm8k.DataError`: a bad file.
@@ -172,22 +221,16 @@ async def reading_games(
     protocols, judges = _checked(protocols, judges)
     for spec in judges:
         _judge(spec, "", seed)  # a judge that cannot be used fails before any debate
-    items = load_quality(path, limit)
+    style, items = load_reading(path, limit)
     rows: list[Row] = []
     for protocol in protocols:
         for spec in judges:
             spent = DebateCosts()
             for item, s in zip(items, _seeds(seed, len(items)), strict=True):
-                wrong = [k for k in range(len(item.options)) if k != item.answer]
-                lie = int(np.random.default_rng(np.random.SeedSequence(s)).choice(wrong))
-                honest = _best_sentence(item.source, item.question, item.options[item.answer])
-                for truth, a, b in (
-                    (True, argument(item, item.answer, honest), ContrarianB(s)),
-                    (False, argument(item, lie, _misquote(item, lie)), QuoteB(item.source)),
-                ):
-                    ledger = JudgeLedger(_judge(spec, item.source, s + truth), costs=spent)
-                    task = " ".join(a.task)
-                    out = await _played(protocol, task, ScriptedA(a), b, ledger, s)
-                    rows.append({"protocol": protocol, "judge": spec,
+                for truth, a, b in _debates(item, s):
+                    judge = _judge(spec, item.source or None, s + truth)
+                    ledger = JudgeLedger(judge, costs=spent)
+                    out = await _played(protocol, " ".join(a.task), ScriptedA(a), b, ledger, s)
+                    rows.append({"protocol": protocol, "judge": spec, "style": style,
                                  **_row(out, truth, item=item.index)})  # fmt: skip
     return measured(rows)
