@@ -43,7 +43,9 @@ class Player:
             return ProverReply(1, cost_usd=float("nan"))
         if self.how == "pays -1 tokens":
             return ProverReply(1, input_tokens=-1)
-        return ProverReply(7, input_tokens=3, output_tokens=2, cost_usd=0.25)
+        if self.how == "claims 1.5 calls":
+            return ProverReply(1, calls=1.5)  # type: ignore[arg-type]
+        return ProverReply(7, input_tokens=3, output_tokens=2, cost_usd=0.25, calls=2)
 
 
 class AsyncPlayer(Player):
@@ -71,7 +73,7 @@ def _move(d: Debate) -> object:
 @pytest.mark.parametrize(
     "how",
     ["blocks", "raises Forfeit naming B", "raises SystemExit", "raises 10 MB", "pays NaN",
-     "pays -1 tokens"],
+     "pays -1 tokens", "claims 1.5 calls"],
 )  # fmt: skip
 def test_a_misbehaving_party_loses_with_a_short_reason(kind, how):
     d = _debate(kind(how))
@@ -87,6 +89,7 @@ def test_a_reply_is_unwrapped_and_its_costs_tallied():
     assert _move(d) == 7
     assert (d.tally.prover_input_tokens, d.tally.prover_output_tokens) == (3, 2)
     assert d.tally.cost_usd == 0.25 and d.blamed is None
+    assert d.tally.prover_calls == {"A": 2, "B": 0}  # the model calls the move reported
 
 
 def test_only_a_trusted_type_stops_the_run_with_its_declared_error():
