@@ -32,8 +32,8 @@ from proofgames.cli import app
 from proofgames.errors import ProtocolError
 from proofgames.judges.model import ModelJudge
 from proofgames.judges.text import question_tokens
-from proofgames.language.compare import compare_generated
-from proofgames.language.estimate import estimate_generated, model_of
+from proofgames.language.compare import compare_generated, compare_gsm8k
+from proofgames.language.estimate import estimate_generated, estimate_gsm8k, model_of
 from proofgames.language.experiments import PROTOCOLS, _seeds
 from proofgames.language.generated import generate_chain
 from proofgames.language.parsers import parse_model_output
@@ -96,7 +96,6 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_the_estimate_counts_every_call_the_run_makes(protocol: str) -> None:
     models = {"A": mock(ledger_writer), "B": mock(last_step_disputer)}
@@ -122,7 +121,6 @@ def test_the_estimate_counts_every_call_the_run_makes(protocol: str) -> None:
     assert sum(map(min, sizes)) <= judge.input_tokens <= sum(map(max, sizes))
 
 
-@pytest.mark.slow
 def test_best_of_n_samples_and_the_preference_judge_are_counted() -> None:
     def likes(messages: list[Any], *args: Any) -> ModelOutput:
         return counted(messages[-1].text, "yes")
@@ -194,3 +192,17 @@ def test_dollars_come_from_the_price_file(tmp_path: Path) -> None:
     judge = json.loads(r.stdout)["estimate"]["judge model:openai/gpt-4o-mini"]
     expected = (2.0 * judge["input_tokens"] + 8.0 * judge["output_tokens"]) / 1e6
     assert judge["dollars"] == pytest.approx(expected) and judge["dollars"] > 0
+
+
+@pytest.mark.parametrize("protocol", ["cross-examination", "bisection"])
+def test_on_gsm8k_a_model_b_is_counted_as_the_run_counts_it(protocol: str) -> None:
+    grid = {"judges": ("calculator",), "protocols": (protocol,),
+            "models": {"B": mock(last_step_disputer)}}  # fmt: skip
+    rows = asyncio.run(compare_gsm8k(None, limit=3, seed=0, **grid))  # the demo problems
+    e = estimate_gsm8k(None, limit=3, **grid)
+    assert all(r["accepted"] is not None for r in rows) and len(rows) == 6
+    got = totals(rows)
+    assert (got["B"], got["judge"]) == (e["prover B"].calls, e["judge calculator"].calls)
+    assert got["B"] >= len(rows) and got["A"] == 0  # A is the scripted solution: no model
+    assert e["prover A"].model is None
+    assert got["judge_tokens"] == pytest.approx(e["judge calculator"].input_tokens)

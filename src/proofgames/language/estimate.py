@@ -47,7 +47,7 @@ from typing import Any
 from ..judges.interface import StepQuestion
 from ..judges.text import question_tokens
 from ..reporting.tables import markdown_table
-from .experiments import PROTOCOLS, Models, Prefer, _seeds, _strength
+from .experiments import PROTOCOLS, Models, Prefer, _reference_answers, _seeds, _strength
 from .parsers import parse_model_output
 from .protocols import declared_calls
 from .transcript import StepTranscript, TranscriptFormatError, count_tokens
@@ -60,7 +60,8 @@ __all__ = [
 ASSUMPTIONS = (
     "every debate reaches its judge (no forfeit, no stop); A defends the transcript a "
     "scripted A would, written in the model format; B disputes the last step and points "
-    "at the second half; tokens are word-and-symbol counts, B and judges write one a call"
+    "at the second half; consultancy's check passes; tokens are word-and-symbol counts, B "
+    "and judges write one a call; every call is paid (Inspect's cache not counted)"
 )
 """The estimate's assumptions in one line (printed with it)."""
 
@@ -242,8 +243,10 @@ def estimate_gsm8k(
     models = dict(models or {})
     for samples in best_of:
         _strength(models, samples)  # a bad N is refused as the run refuses it
-    debates = []
-    for sol in load_gsm8k(path, limit):
+    debates, solutions = [], load_gsm8k(path, limit)
+    if "A" in models:
+        _reference_answers(solutions)  # refused as the run refuses it: model solutions
+    for sol in solutions:
         if sol.transcript is None:  # no transcript: no debate, no call
             continue
         task = sol.question if "A" in models else " ".join(sol.transcript.task)
