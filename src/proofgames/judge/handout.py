@@ -40,7 +40,7 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from . import statements
+from . import fastsql, statements
 from .accounts import audit, server_secret
 from .db import unsynced, write_gate
 from .design import CHECKED_KINDS, is_open
@@ -108,13 +108,8 @@ def _counts(
     ``("answered", kind)`` comes from the membership's counts; the rest from
     :func:`.statements.stage_counts`.
     """
-    rows = (
-        db.connection()  # Core: columns only, nothing for the ORM to load
-        .execute(
-            statements.stage_counts(study.one_step_per_debate), _params(study, rater, cap=COUNT_CAP)
-        )
-        .all()
-    )
+    query = statements.stage_counts(study.one_step_per_debate)
+    rows = fastsql.rows(db, query, _params(study, rater, cap=COUNT_CAP))
     counts = {(what, kind): (int(n), 0) for what, kind, n in rows}
     counts[("answered", "training")] = (membership.n_training, 0)
     right = membership.right_qualification
@@ -151,8 +146,9 @@ def stage_of(db: Session, study: Study, rater: User, membership: Membership) -> 
 
 
 def _memberships(db: Session, rater: User) -> list[tuple[Membership, Study]]:
-    rows = db.execute(statements.memberships(), {"rater": rater.id}).all()
-    return [(m, s) for m, s in rows]
+    rows = fastsql.rows(db, statements.memberships(), {"rater": rater.id})
+    cut = fastsql.width(Membership)
+    return [(fastsql.entity(Membership, r[:cut]), fastsql.entity(Study, r[cut:])) for r in rows]
 
 
 def next_turn(db: Session, rater: User) -> Turn:
@@ -197,8 +193,11 @@ def _current(
     db: Session, rater: User, study: Study, kinds: tuple[str, ...]
 ) -> tuple[Assignment, Question] | None:
     """The rater's open assignment in this study and stage, if any."""
-    row = db.execute(statements.current(kinds), _params(study, rater)).first()
-    return None if row is None else (row[0], row[1])
+    found = fastsql.rows(db, statements.current(kinds), _params(study, rater))
+    if not found:
+        return None
+    cut = fastsql.width(Assignment)
+    return fastsql.entity(Assignment, found[0][:cut]), fastsql.entity(Question, found[0][cut:])
 
 
 def _new(db: Session, rater: User, stage: Stage) -> tuple[Assignment, Question] | None:
@@ -233,11 +232,10 @@ def _take(
                 continue
             unsynced(db)  # a lost assignment is handed out again
             try:  # one INSERT ... RETURNING: no unit of work to flush
-                assignment = db.scalars(
-                    statements.insert_assignment(),
-                    {"question_pk": question.id, "rater_id": rater.id},
-                ).one()
+                values = {"question_pk": question.id, "rater_id": rater.id}
+                row = fastsql.rows(db, statements.insert_assignment(), values)[0]
                 db.commit()
+                assignment = fastsql.entity(Assignment, row)
             except IntegrityError:  # the same rater asked twice at once: the other won
                 db.rollback()
             else:
@@ -297,8 +295,8 @@ def _open_question(db: Session, study: Study, rater: User) -> Question | None:
     commits, so concurrent raters are handed different questions.
     """
     query = statements.open_question(study.ordering == "random", study.one_step_per_debate)
-    found: Question | None = db.scalar(query, _params(study, rater, multiplier=_multiplier(rater)))
-    return found
+    found = fastsql.rows(db, query, _params(study, rater, multiplier=_multiplier(rater)))
+    return fastsql.entity(Question, found[0]) if found else None
 
 
 def _slot_free(db: Session, question_pk: int) -> bool:

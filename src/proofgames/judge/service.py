@@ -46,7 +46,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..judges.interface import StepQuestion
-from . import statements
+from . import fastsql, statements
 from .accounts import audit
 from .db import write_gate
 from .design import check_kind, is_open
@@ -346,11 +346,12 @@ def record_answer(
         BadInput: A malformed field (see :func:`check_answer` and :func:`settle`).
     """
     check_answer(yes, confidence, elapsed_ms, probability, rationale)
-    row = db.execute(statements.answering(), {"assignment": assignment_id, "rater": rater.id})
-    found = row.first()
-    if found is None:
+    found = fastsql.rows(
+        db, statements.answering(), {"assignment": assignment_id, "rater": rater.id}
+    )
+    if not found:
         raise NotFound(f"assignment {assignment_id} is not yours or does not exist")
-    assignment, question, study, answer_id, member = found
+    assignment, question, study, answer_id, member = _answering(found[0])
     if answer_id is not None:
         return Receipt("duplicate", assignment, question, study)
     if assignment.skipped_at is not None:
@@ -379,6 +380,22 @@ def record_answer(
     return Receipt(status, assignment, question, study)
 
 
+def _answering(
+    row: fastsql.Row,
+) -> tuple[Assignment, Question, Study, int | None, Membership | None]:
+    """The objects in a row of :func:`.statements.answering` (transient copies)."""
+    widths = [fastsql.width(m) for m in (Assignment, Question, Study)]
+    cut = [0, widths[0], widths[0] + widths[1], sum(widths)]
+    member = row[cut[3] + 1 :]
+    return (
+        fastsql.entity(Assignment, row[cut[0] : cut[1]]),
+        fastsql.entity(Question, row[cut[1] : cut[2]]),
+        fastsql.entity(Study, row[cut[2] : cut[3]]),
+        row[cut[3]],
+        None if member[0] is None else fastsql.entity(Membership, member),
+    )
+
+
 def _record(
     db: Session, rater: User, question: Question, answer: dict[str, Any], slot: bool
 ) -> Submitted | None:
@@ -397,12 +414,11 @@ def _record(
         "shown": question.payload, "shown_sha256": answer["shown_sha256"],
     }  # fmt: skip
     try:  # two prebuilt inserts: no unit of work to flush on the busiest path
-        core = db.connection()  # Core inserts: no ORM statement to set up
-        core.execute(statements.insert_answer(), answer)
-        core.execute(statements.finish_assignment(), {"assignment": answer["assignment_id"]})
-        core.execute(statements.count_answer(), _counted(question, rater, answer["yes"]))
-        core.execute(statements.insert_audit(), {"actor_id": rater.id, "action": "answer",
-                                                 "detail": detail})  # fmt: skip
+        fastsql.rows(db, statements.insert_answer(), answer)
+        fastsql.rows(db, statements.finish_assignment(), {"assignment": answer["assignment_id"]})
+        fastsql.rows(db, statements.count_answer(), _counted(question, rater, answer["yes"]))
+        fastsql.rows(db, statements.insert_audit(), {"actor_id": rater.id, "action": "answer",
+                                                     "detail": detail})  # fmt: skip
         db.commit()
     except IntegrityError:  # a concurrent retry of this very answer won: keep one
         db.rollback()
@@ -441,8 +457,8 @@ def _take_slot(db: Session, question: Question) -> bool:
     One statement: the right-hand sides of ``SET`` see the row as it was, so ``closed``
     becomes true exactly when this answer is the k-th.
     """
-    took = db.connection().execute(
-        statements.take_slot(), {"question": question.id, "now": utcnow()}
-    )
-    db.expire(question, ["n_answers", "closed", "closed_at"])
-    return bool(took.rowcount == 1)
+    took = fastsql.rows(db, statements.take_slot(), {"question": question.id, "now": utcnow()})
+    if not took:
+        return False
+    question.n_answers, question.closed, question.closed_at = took[0]
+    return True

@@ -38,6 +38,7 @@ from sqlalchemy import (
     func,
     insert,
     literal,
+    or_,
     select,
     union_all,
     update,
@@ -92,6 +93,15 @@ def memberships() -> Select[Membership, Study]:
     )
 
 
+def kind_in(kinds: tuple[str, ...]) -> Any:
+    """``Question.kind`` is one of ``kinds``, as plain comparisons.
+
+    Not ``IN (...)``: SQLAlchemy expands an IN list only when it runs a statement, and
+    :mod:`.fastsql` runs these compiled once.
+    """
+    return or_(*(Question.kind == kind for kind in kinds))
+
+
 def pending() -> Any:
     """Assignments of the correlated question still being answered, within their lease."""
     return (
@@ -143,7 +153,7 @@ def stage_counts(one_step_per_debate: bool) -> Select[Any]:
     """
     sizes = (
         select(literal("size"), Question.kind, func.count(Question.id))
-        .where(Question.study_id == STUDY, Question.kind.in_(("training", "qualification")))
+        .where(Question.study_id == STUDY, kind_in(("training", "qualification")))
         .group_by(Question.kind)
     )
     waiting = work_query(one_step_per_debate).limit(CAP).subquery()
@@ -165,7 +175,7 @@ def current(kinds: tuple[str, ...]) -> Select[Assignment, Question]:
             Assignment.skipped_at.is_(None),
             Answer.id.is_(None),
             Question.study_id == STUDY,
-            Question.kind.in_(kinds),
+            kind_in(kinds),
             Question.closed.is_(False),
         )
         .order_by(Assignment.id)
@@ -192,7 +202,7 @@ def first_unseen(kinds: tuple[str, ...], random: bool) -> Select[Any]:
     """The first question of these kinds in ``:study`` never handed to ``:rater``."""
     seen = select(Assignment.question_pk).where(Assignment.rater_id == RATER)
     query = select(Question).where(
-        Question.study_id == STUDY, Question.kind.in_(kinds), Question.id.not_in(seen)
+        Question.study_id == STUDY, kind_in(kinds), Question.id.not_in(seen)
     )
     return _ordered(query, random).limit(1)
 
@@ -217,8 +227,10 @@ def answering() -> Select[Assignment, Question, Study, int, Membership]:
 
 
 @functools.cache
-def take_slot() -> Update:
+def take_slot() -> Any:
     """Count one more answer to question ``:question`` unless it has k; close it at k.
+
+    Returns the row's new ``(n_answers, closed, closed_at)``, or nothing when it had k.
 
     The right-hand sides of ``SET`` see the row as it was, so ``closed`` becomes true
     exactly when this answer is the k-th.
@@ -232,6 +244,7 @@ def take_slot() -> Update:
             closed=full,
             closed_at=case((full, NOW), else_=Question.closed_at),
         )
+        .returning(Question.n_answers, Question.closed, Question.closed_at)
         .execution_options(synchronize_session=False)
     )
 

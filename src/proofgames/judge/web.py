@@ -27,12 +27,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .accounts import session_user, token_user
+from .accounts import session_reader, session_user, token_user
 from .errors import Forbidden, Unauthorized
 from .models import User
 from .security import Keys
 
-Id = Annotated[int, Path(ge=1, le=2**31 - 1)]  # an INTEGER key on PostgreSQL too
+MAX_ID = 2**31 - 1
+"""The largest row id: an INTEGER key on PostgreSQL too."""
+Id = Annotated[int, Path(ge=1, le=MAX_ID)]
 """A row id in a URL: a positive integer the database can hold (others: 422)."""
 SESSION_COOKIE = "pg_session"
 _SID = "proofgames.session_id"  # the request scope's key for its checked session id
@@ -179,6 +181,12 @@ def cookie_user(request: Request, db: Session) -> User | None:
     """The user of the request's session cookie, if it names a live session."""
     sid = session_id(request)
     return None if sid is None else session_user(db, sid)
+
+
+def cookie_reader(request: Request, db: Session) -> User | None:
+    """:func:`cookie_user` as a read-only copy (see :func:`.accounts.session_reader`)."""
+    sid = session_id(request)
+    return None if sid is None else session_reader(db, sid)
 
 
 def bearer_admin(request: Request, db: Session) -> User:
