@@ -127,6 +127,28 @@ def test_a_malformed_answer_is_refused_naming_the_field(judge, body, field):
     assert r.status_code == 422 and field in r.json()["error"]
 
 
+def test_the_answer_route_checks_who_before_what(judge):
+    """Session (401), then CSRF (403), then the id and body (422), as a dependency would."""
+    judge.post_question("d1", "So 7 * 5 = 35")
+    rater = judge.rater("alice@example.org")
+    nxt = rater.get("/api/v1/assignments/next").json()
+    url = f"/api/v1/assignments/{nxt['assignment']}/answer"
+    stranger = judge.client()
+    assert stranger.post(url, content=b"{not json").status_code == 401
+    assert stranger.post("/api/v1/assignments/3000000000/answer", json={}).status_code == 401
+    assert stranger.get("/api/v1/assignments/next").status_code == 401
+    assert rater.post(url, content=b"{not json").status_code == 403  # no CSRF header
+    headers = api_csrf(rater)
+    for bad_id in ("3000000000", "0", "-1", "x", "\u00b2"):
+        r = rater.post(f"/api/v1/assignments/{bad_id}/answer", json={}, headers=headers)
+        assert r.status_code == 422 and "assignment_id" in r.json()["error"], (bad_id, r.text)
+    for raw in (b"{not json", b"", b"[]", b'"yes"', b"\xff\xfe"):
+        r = rater.post(url, content=raw, headers=headers)
+        assert r.status_code == 422 and "invalid request" in r.json()["error"], (raw, r.text)
+    body = {"yes": True, "confidence": 3, "shown_sha256": nxt["shown_sha256"]}
+    assert rater.post(url, json=body, headers=headers).json()["status"] == "recorded"
+
+
 @pytest.mark.parametrize(
     ("patch", "words"),
     [

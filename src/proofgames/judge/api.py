@@ -176,8 +176,8 @@ def _as_rater(request: Request, work: Callable[..., T], *args: Any) -> T:
         return work(db, user, *args)
 
 
-def _invalid(where: str, error: ValidationError) -> RequestValidationError:
-    return RequestValidationError([{**e, "loc": (where, *e["loc"])} for e in error.errors()])
+def _invalid(error: ValidationError, *where: str) -> RequestValidationError:
+    return RequestValidationError([{**e, "loc": (*where, *e["loc"])} for e in error.errors()])
 
 
 def _path_id(request: Request, name: str) -> int:
@@ -185,7 +185,7 @@ def _path_id(request: Request, name: str) -> int:
     try:
         return ID.validate_python(request.path_params[name])
     except ValidationError as error:
-        raise _invalid("path", error) from None
+        raise _invalid(error, "path", name) from None
 
 
 @router.get("/assignments/next")
@@ -251,7 +251,7 @@ def _answer(db: Session, user: User, request: Request, raw: bytes) -> dict[str, 
     try:
         body = AnswerBody.model_validate_json(raw or b"null")
     except ValidationError as error:
-        raise _invalid("body", error) from None
+        raise _invalid(error, "body") from None
     receipt = service.record_answer(
         db,
         user,
