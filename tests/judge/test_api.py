@@ -246,7 +246,10 @@ def test_a_restarted_verifier_finds_its_question_and_its_answers(judge):
 
     async def main():
         first = asyncio.create_task(new_judge().judge(q))
-        await asyncio.sleep(0.5)
+        for _ in range(600):  # until it has posted (not a fixed wait: loaded machines)
+            await asyncio.sleep(0.05)
+            if count(judge, Question):
+                break
         first.cancel()  # the verifier dies while waiting
         await _answer_when_posted(judge, rater, False)  # answered while it is down
         return await new_judge().judge(q)  # the restarted verifier asks again
