@@ -130,8 +130,15 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000.0
 
 
-async def drive(url: str, raters: int, seconds: float, floor: bool = False) -> dict[str, Any]:
-    """Log every rater in (not on the floor), then let them answer for ``seconds``."""
+async def drive(
+    url: str, raters: int, seconds: float, floor: bool = False, pid: int | None = None
+) -> dict[str, Any]:
+    """Log every rater in (not on the floor), then let them answer for ``seconds``.
+
+    With the server's ``pid``, the CPU time the server and the clients spent per
+    acknowledged answer, from the end of the logins (a login's password hash costs
+    tens of milliseconds, which is not the cost of an answer) to the end.
+    """
     lat: dict[str, list[float]] = {"answer": [], "cycle": [], "refused": []}
     # idle connections closed before the server's 5 s keep-alive timeout: otherwise a
     # request sent as the server closes one fails ("disconnected without a response")
@@ -149,16 +156,25 @@ async def drive(url: str, raters: int, seconds: float, floor: bool = False) -> d
                 return await login(c, i)
 
         headers = list(await asyncio.gather(*(gated(c, i) for i, c in enumerate(clients))))
+    server0 = None if pid is None else cpu_seconds(pid)
+    client0 = time.process_time()
     start = time.perf_counter()
     stop = start + seconds
     counts = await asyncio.gather(
         *(rater(c, h, i, stop, lat) for i, (c, h) in enumerate(zip(clients, headers, strict=True)))
     )
+    wall = time.perf_counter() - start
+    server1 = None if pid is None else cpu_seconds(pid)
+    client1 = time.process_time()
     for c in clients:
         await c.aclose()
-    wall = time.perf_counter() - start
     answers = sum(counts)
+    n = max(answers, 1)
+    cpu: dict[str, float] = {"client_cpu_ms_per_answer": round(1000 * (client1 - client0) / n, 2)}
+    if server0 is not None and server1 is not None:
+        cpu["server_cpu_ms_per_answer"] = round(1000 * (server1 - server0) / n, 2)
     return {
+        **cpu,
         "answers": answers,
         "refused": len(lat["refused"]),
         "wall_s": round(wall, 2),
@@ -227,14 +243,7 @@ def run(
     """
     proc = serve(url, port, floor, workers)
     try:
-        server0, client0 = cpu_seconds(proc.pid), time.process_time()
-        result = asyncio.run(drive(f"http://127.0.0.1:{port}", raters, seconds, floor))
-        server1, client1 = cpu_seconds(proc.pid), time.process_time()
-        n = max(result["answers"], 1)
-        if server0 is not None and server1 is not None:
-            result["server_cpu_ms_per_answer"] = round(1000 * (server1 - server0) / n, 2)
-        result["client_cpu_ms_per_answer"] = round(1000 * (client1 - client0) / n, 2)
-        return result
+        return asyncio.run(drive(f"http://127.0.0.1:{port}", raters, seconds, floor, proc.pid))
     finally:
         proc.terminate()
         proc.wait(10)
