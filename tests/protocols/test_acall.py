@@ -77,11 +77,11 @@ def _move(d: Debate) -> object:
 )  # fmt: skip
 def test_a_misbehaving_party_loses_with_a_short_reason(kind, how):
     d = _debate(kind(how))
-    start = time.perf_counter()
     blamed = _move(d)
     assert isinstance(blamed, tuple) and blamed[0] == "A", blamed
     assert len(blamed[1]) < MAX_SHOWN + 100
-    assert time.perf_counter() - start < 5  # a blocking move is pre-empted at 0.5 s
+    if how == "blocks":  # pre-empted at the 0.5 s limit, not waited for (30 s)
+        assert blamed[1] == "move timed out after 0.5 s", blamed
 
 
 def test_a_reply_is_unwrapped_and_its_costs_tallied():
