@@ -177,3 +177,23 @@ def test_listeners_see_each_statement(judge):
     finally:
         event.remove(engine, "before_cursor_execute", record)
     assert len(seen) == 1 and seen[0].startswith("SELECT memberships.id")
+
+
+def test_a_session_that_holds_the_rows_sees_the_answers_changes(judge):
+    """The statements change rows; objects the same session loaded before are told."""
+    with judge.sessions() as db:
+        study = db.get(Study, judge.study.id)
+        rater = accounts.create_user(db, "held@example.org", "rater", "a long password")
+        service.join(db, study, rater)
+        q = StepQuestion(task="t", premises=(), step="s")
+        question, _ = service.post_question(db, study, "d", q, k=1)
+        member = db.scalars(select(Membership).where(Membership.user_id == rater.id)).one()
+        assignment, _ = handout.next_assignment(db, rater) or (None, None)
+        assert assignment is not None and member.n_work == 0 and not question.closed
+        held = db.get(Assignment, assignment.id)
+        assert held is not None and held.done is False
+        shown = service.shown_sha256(question.payload)
+        assert service.submit_answer(db, rater, assignment.id, yes=True, confidence=3,
+                                     shown=shown) == "recorded"  # fmt: skip
+        assert (question.closed, question.n_answers) == (True, 1)
+        assert member.n_work == 1 and held.done is True

@@ -170,3 +170,15 @@ def entity(model: type[M], values: Sequence[Any]) -> M:
     made: M = manager_of_class(model).new_instance()  # no constructor: no change events
     instance_dict(made).update(zip(_columns(model), values, strict=True))
     return made
+
+
+def expire(db: Session, model: type[Base], key: Any, names: Sequence[str]) -> None:
+    """Mark ``names`` stale on the session's own object for row ``key``, if it holds one.
+
+    A statement run here changes the row, not an object the session loaded before it:
+    the session would otherwise go on showing the old values (it is told, as the ORM
+    would have been).
+    """
+    held = db.identity_map.get(db.identity_key(model, key))
+    if held is not None:
+        db.expire(held, list(names))

@@ -423,7 +423,22 @@ def _record(
     except IntegrityError:  # a concurrent retry of this very answer won: keep one
         db.rollback()
         return "duplicate"
+    _expire_counts(db, question, rater, answer["assignment_id"])
     return "recorded"
+
+
+def _expire_counts(db: Session, question: Question, rater: User, assignment_id: int) -> None:
+    """Mark stale the session's own objects of the rows an answer changed.
+
+    See :func:`.fastsql.expire`: the answer's statements change rows, not objects.
+    """
+    fastsql.expire(db, Assignment, assignment_id, ("done",))
+    for held in list(db.identity_map.values()):
+        if isinstance(held, Membership) and (held.study_id, held.user_id) == (
+            question.study_id,
+            rater.id,
+        ):
+            db.expire(held, ["n_training", "n_qualification", "right_qualification", "n_work"])
 
 
 def _counted(question: Question, rater: User, yes: bool | None) -> dict[str, int]:
@@ -461,4 +476,5 @@ def _take_slot(db: Session, question: Question) -> bool:
     if not took:
         return False
     question.n_answers, question.closed, question.closed_at = took[0]
+    fastsql.expire(db, Question, question.id, ("n_answers", "closed", "closed_at"))
     return True
