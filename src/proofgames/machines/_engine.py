@@ -76,7 +76,7 @@ _IO = ctypes.c_int64 * 5
 
 def _library() -> ctypes.CDLL | None:
     lib = _native.load("tm-engine", SOURCE)
-    if lib is not None and lib.tm_run.restype is not _I:
+    if lib is not None and lib.tm_run.argtypes is None:
         for fn in (lib.tm_run, lib.tm_span):
             fn.argtypes = [_P, _P, _P, _I, _P, _P, _I, _I, ctypes.POINTER(_I)]
             fn.restype = _I
