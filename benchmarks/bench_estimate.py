@@ -11,6 +11,7 @@ of p; on every one of its ``steps`` steps, the shared coin and B's abort test
 majority of the five votes). Nothing of proofgames is imported: no machine objects, no
 parameter checks, no trust boundary, no intervals, no Lipschitz hypothesis check.
 
+Both run with the source tree's ``.pyc`` files written first (as after an install).
 Min and median of ``--repeat`` runs, round-robin; wall and CPU (the process and its
 children); load average before and after. Prints markdown, or JSON with ``--json``;
 ``--publish`` writes benchmarks/results/estimate.{json,md}.
@@ -21,6 +22,7 @@ Run: ``.venv/bin/python benchmarks/bench_estimate.py [--repeat 5] [--json] [--pu
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -77,6 +79,7 @@ def _timed(argv: list[str]) -> tuple[float, float, str]:
 
 def measure(repeat: int) -> dict[str, Any]:
     """Both, ``repeat`` times round-robin; the floor uses the command's own constants."""
+    compileall.compile_dir(ROOT / "src", quiet=1)  # the .pyc files an install would have
     load = os.getloadavg()
     first = json.loads(_timed(COMMAND)[2])  # also warms the caches both runs read
     params = first["params"]

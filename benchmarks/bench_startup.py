@@ -31,6 +31,7 @@ Run:  .venv/bin/python benchmarks/bench_startup.py [--json] [--repeat N] [--publ
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -100,6 +101,13 @@ def c_loop() -> Iterator[Callable[[], Run] | None]:
         yield run
 
 
+def byte_compiled(src: Path) -> None:
+    """Write the ``.pyc`` files of ``src`` first, as an install or a first run would: a tree
+    without them (or a shell with ``PYTHONDONTWRITEBYTECODE``) would compile every module
+    it imports from source in every timed run."""
+    compileall.compile_dir(src, quiet=1)
+
+
 def _run(argv: list[str], src: Path, server: tuple[str, int] | None = None) -> Run:
     """One command, start to exit, importing proofgames from ``src``: (wall, CPU) seconds.
 
@@ -140,6 +148,8 @@ def measure(repeat: int, src: Path = ROOT / "src", baseline: Path | None = None)
     each command once in each source tree (``baseline``: another checkout, compared in
     the same run).  One untimed run of each command first warms the caches."""
     trees = {"this": src} | ({} if baseline is None else {"baseline": baseline})
+    for path in trees.values():
+        byte_compiled(path)
     runs: dict[str, dict[str, list[Run]]] = {t: {n: [] for n in COMMANDS} for t in trees}
     floor_runs: list[Run] = []
     load_before = os.getloadavg()
