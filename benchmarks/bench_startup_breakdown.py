@@ -17,7 +17,8 @@ with each engine backend (``PROOFGAMES_KERNELS=c``: the C kernels of
 * the floor: one run of bb5 by a tight C loop (gcc -O2; its own clock).
 
 Rows are taken round-robin ``--repeat`` times, so that a change of load touches all alike;
-the median is shown, with the load average before and after.  The tree's ``.pyc`` files are
+the median is shown, with the load average before and after.  ``--publish`` also fills
+the ``bench:startup-breakdown`` block of docs/performance.md.  The tree's ``.pyc`` files are
 written first, as an install would have them.  ``--publish`` writes
 benchmarks/results/startup_breakdown.{json,md}.
 
@@ -41,7 +42,7 @@ from typing import Any
 from bench_deterministic import BB5_STEPS
 from bench_startup import byte_compiled, c_loop
 
-from proofgames.reporting import write_atomic, write_json
+from proofgames.reporting import replace_block, write_atomic, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -181,6 +182,19 @@ def markdown(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def publish(result: dict[str, Any]) -> None:
+    """results/startup_breakdown.{json,md} and the docs/performance.md block."""
+    results = ROOT / "benchmarks" / "results"
+    write_json(results / "startup_breakdown.json", result, indent=2)
+    md = (
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, CPython "
+        f"{platform.python_version()} (`.venv/bin/python benchmarks/bench_startup_breakdown.py "
+        f"--publish`).\n\n" + markdown(result)
+    )
+    write_atomic(results / "startup_breakdown.md", md)
+    replace_block(ROOT / "docs" / "performance.md", "bench:startup-breakdown", md)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -189,9 +203,7 @@ def main() -> None:
     args = parser.parse_args()
     result = measure(args.repeat)
     if args.publish:
-        results = ROOT / "benchmarks" / "results"
-        write_json(results / "startup_breakdown.json", result, indent=2)
-        write_atomic(results / "startup_breakdown.md", markdown(result))
+        publish(result)
     print(json.dumps(result, indent=2) if args.json else markdown(result))
 
 
