@@ -83,3 +83,13 @@ def test_an_unknown_backend_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv(_native.BACKEND_ENV, "fortran")
     with pytest.raises(ProofgamesError, match="PROOFGAMES_KERNELS must be one of auto, c, numba"):
         _native.load("add", SOURCE)
+
+
+@pytest.mark.skipif(not _compiler_present(), reason="no C compiler")
+def test_a_cached_file_that_does_not_load_is_rebuilt_once() -> None:
+    path = _native.library_path("add", SOURCE)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a shared library")
+    lib = _native.load("add", SOURCE)
+    assert lib is not None and lib.add(ctypes.c_long(1), ctypes.c_long(2)) == 3
+    assert _native.FAILURES == {}

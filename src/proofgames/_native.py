@@ -102,6 +102,21 @@ def _build(source: str, target: Path) -> None:
         os.replace(out, target)
 
 
+def _open(source: str, path: Path) -> ctypes.CDLL:
+    """Load the cached library: built first if missing, rebuilt once if it does not load.
+
+    A cached file may fail to load when another system left it (a shared home, say).
+    """
+    if not path.exists():
+        _build(source, path)
+        return ctypes.CDLL(str(path))
+    try:
+        return ctypes.CDLL(str(path))
+    except OSError:
+        _build(source, path)
+        return ctypes.CDLL(str(path))
+
+
 def load(name: str, source: str) -> ctypes.CDLL | None:
     """The compiled ``source`` (built on first use), or ``None`` to use numba instead.
 
@@ -119,9 +134,7 @@ def load(name: str, source: str) -> ctypes.CDLL | None:
     if chosen != "numba":
         path = library_path(name, source)
         try:
-            if not path.exists():
-                _build(source, path)
-            lib = ctypes.CDLL(str(path))
+            lib = _open(source, path)
         except (OSError, KernelError) as exc:
             if chosen == "c":
                 raise KernelError(f"C kernel {name!r} unavailable: {exc}") from exc

@@ -87,7 +87,7 @@ def _address(a: np.ndarray) -> int:
     return int(a.ctypes.data)
 
 
-@dataclass
+@dataclass(eq=False)
 class Kernel:
     """A program's step loops (see :func:`bind`)."""
 
