@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from proofgames import _native
+from proofgames.machines import _engine
 
 HEAVY = ("scipy.stats", "torch", "inspect_ai", "matplotlib.pyplot", "dask.distributed")
 LIBRARY_HEAVY = (
@@ -89,7 +89,7 @@ DEBATE = ["debate", "bisection", "--machine", "bb4"]
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(_native._compiler() is None, reason="no C compiler: numba is the engine")
+@pytest.mark.skipif(_engine._library() is None, reason="no C kernels here: numba is the engine")
 def test_a_debate_and_an_estimate_run_on_the_c_kernels_without_importing_numba() -> None:
     """Issue 41: importing numba and loading its cached kernels took about half a second
     of every bisection debate and of ``estimate``'s every-step K."""
