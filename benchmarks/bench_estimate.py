@@ -11,16 +11,19 @@ of p; on every one of its ``steps`` steps, the shared coin and B's abort test
 majority of the five votes). Nothing of proofgames is imported: no machine objects, no
 parameter checks, no trust boundary, no intervals, no Lipschitz hypothesis check.
 
+Both run with the source tree's ``.pyc`` files written first (as after an install).
 Min and median of ``--repeat`` runs, round-robin; wall and CPU (the process and its
 children); load average before and after. Prints markdown, or JSON with ``--json``;
 ``--publish`` writes benchmarks/results/estimate.{json,md}.
 
-Run: ``.venv/bin/python benchmarks/bench_estimate.py [--repeat 5] [--json] [--publish]``
+Run: ``.venv/bin/python benchmarks/bench_estimate.py [--repeat 5] [--json] [--publish]
+[--baseline OTHER/src]`` (``--baseline``: another checkout's command in the same rounds)
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -68,24 +71,36 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _timed(argv: list[str]) -> tuple[float, float, str]:
+def _timed(argv: list[str], src: Path = ROOT / "src") -> tuple[float, float, str]:
     cpu, start = _children_cpu(), time.perf_counter()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(src)}
     out = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
     return time.perf_counter() - start, _children_cpu() - cpu, out.stdout
 
 
-def measure(repeat: int) -> dict[str, Any]:
-    """Both, ``repeat`` times round-robin; the floor uses the command's own constants."""
+def measure(repeat: int, baseline: Path | None = None) -> dict[str, Any]:
+    """All rows, ``repeat`` times round-robin; the floor uses the command's own constants.
+
+    ``baseline``: another checkout's ``src``, whose command is timed in the same rounds.
+    """
+    for src in (ROOT / "src", baseline):
+        if src is not None:
+            compileall.compile_dir(src, quiet=1)  # the .pyc files an install would have
     load = os.getloadavg()
     first = json.loads(_timed(COMMAND)[2])  # also warms the caches both runs read
+    if baseline is not None:
+        _timed(COMMAND, baseline)
     params = first["params"]
     floor = [sys.executable, "-c", FLOOR, str(params["a_samples"]), str(params["b_samples"]),
              str(params["b_threshold"]), str(params["steps"]), str(DEBATES), "0.7"]  # fmt: skip
     runs: dict[str, list[tuple[float, float]]] = {"command": [], "floor": []}
+    if baseline is not None:
+        runs["baseline command"] = []
     for _ in range(repeat):
         runs["command"].append(_timed(COMMAND)[:2])
         runs["floor"].append(_timed(floor)[:2])
+        if baseline is not None:
+            runs["baseline command"].append(_timed(COMMAND, baseline)[:2])
     rows = {}
     for name, values in runs.items():
         walls, cpus = [v[0] for v in values], [v[1] for v in values]
@@ -97,6 +112,10 @@ def measure(repeat: int) -> dict[str, Any]:
         "runs": rows,
         "ratio_wall_median": rows["command"]["wall_median"] / rows["floor"]["wall_median"],
         "ratio_cpu_median": rows["command"]["cpu_median"] / rows["floor"]["cpu_median"],
+        "baseline": None if baseline is None else str(baseline),
+        "baseline_ratio_cpu_median": None
+        if baseline is None
+        else (rows["baseline command"]["cpu_median"] / rows["floor"]["cpu_median"]),
         "load_average_before": load,
         "load_average_after": os.getloadavg(),
         "machine": f"{platform.machine()}, CPython {platform.python_version()}",
@@ -120,6 +139,9 @@ def markdown(r: dict[str, Any]) -> str:
                      f"| {m['cpu_median']:.3f} s |")  # fmt: skip
     lines += ["", f"Command / floor (medians): wall {r['ratio_wall_median']:.2f}x, "
               f"CPU {r['ratio_cpu_median']:.2f}x.", ""]  # fmt: skip
+    if r.get("baseline"):
+        lines[-1:] = [f"Baseline (`{r['baseline']}`) / floor, CPU medians: "
+                      f"{r['baseline_ratio_cpu_median']:.2f}x.", ""]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -128,8 +150,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--publish", action="store_true")
+    parser.add_argument("--baseline", type=Path, help="another checkout's src, same rounds")
     args = parser.parse_args()
-    result = measure(args.repeat)
+    result = measure(args.repeat, args.baseline and args.baseline.resolve())
     if args.publish:
         write_json(ROOT / "benchmarks" / "results" / "estimate.json", result, indent=2)
         write_atomic(ROOT / "benchmarks" / "results" / "estimate.md", markdown(result))

@@ -9,6 +9,8 @@ taken round-robin so that a change of load touches every row alike:
     processes either started or forked by a party server (``proofgames party-server``,
     started here and warm before the first run; its children's CPU is counted from its
     ``cutime``; this tree only);
+  * the same against honest B (``--prover-b honest``: the second full simulation), in
+    process and through the party server, where both provers simulate at once;
   * the floor: one run of the 47,176,870-step 5-state champion by a tight C loop compiled
     here with ``gcc -O2`` (the loop of ``bench_deterministic.py``, one repetition; its wall
     is its own clock, so process start is not in it).
@@ -31,6 +33,7 @@ Run:  .venv/bin/python benchmarks/bench_startup.py [--json] [--repeat N] [--publ
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -58,6 +61,9 @@ PY = sys.executable
 IN_PROCESS = "debate bisection bb5, in process"
 ISOLATED = "debate bisection bb5, --isolation process"
 SERVED = "debate bisection bb5, --isolation process, party server"
+HONEST = "debate bisection bb5, honest B, in process"
+HONEST_SERVED = "debate bisection bb5, honest B, --isolation process, party server"
+SERVER_ROWS = (SERVED, HONEST_SERVED)
 DEBATE = ["debate", "bisection", "--machine", "bb5", "--steps", str(BB5_STEPS), "--claim", "1"]
 COMMANDS: dict[str, list[str]] = {
     'python -c "import proofgames"': [PY, "-c", "import proofgames"],
@@ -67,6 +73,10 @@ COMMANDS: dict[str, list[str]] = {
         PY, "-m", "proofgames", *DEBATE, "--isolation", "process",
     ],
     SERVED: [PY, "-m", "proofgames", *DEBATE, "--isolation", "process"],
+    HONEST: [PY, "-m", "proofgames", *DEBATE, "--prover-b", "honest"],
+    HONEST_SERVED: [
+        PY, "-m", "proofgames", *DEBATE, "--prover-b", "honest", "--isolation", "process",
+    ],
 }  # fmt: skip
 
 
@@ -98,6 +108,13 @@ def c_loop() -> Iterator[Callable[[], Run] | None]:
             return float(secs), _children_cpu() - cpu
 
         yield run
+
+
+def byte_compiled(src: Path) -> None:
+    """Write the ``.pyc`` files of ``src`` first, as an install or a first run would: a tree
+    without them (or a shell with ``PYTHONDONTWRITEBYTECODE``) would compile every module
+    it imports from source in every timed run."""
+    compileall.compile_dir(src, quiet=1)
 
 
 def _run(argv: list[str], src: Path, server: tuple[str, int] | None = None) -> Run:
@@ -140,21 +157,23 @@ def measure(repeat: int, src: Path = ROOT / "src", baseline: Path | None = None)
     each command once in each source tree (``baseline``: another checkout, compared in
     the same run).  One untimed run of each command first warms the caches."""
     trees = {"this": src} | ({} if baseline is None else {"baseline": baseline})
+    for path in trees.values():
+        byte_compiled(path)
     runs: dict[str, dict[str, list[Run]]] = {t: {n: [] for n in COMMANDS} for t in trees}
     floor_runs: list[Run] = []
     load_before = os.getloadavg()
     with c_loop() as c_run, tempfile.TemporaryDirectory() as d, serving(sock := f"{d}/s") as srv:
         for name, argv in COMMANDS.items():
             for tree, path in trees.items():
-                if name != SERVED or tree == "this":  # the server runs this tree's code
-                    _run(argv, path, (sock, srv.pid) if name == SERVED else None)
+                if name not in SERVER_ROWS or tree == "this":  # the server runs this tree
+                    _run(argv, path, (sock, srv.pid) if name in SERVER_ROWS else None)
         for _ in range(repeat):
             if c_run is not None:
                 floor_runs.append(c_run())
             for name, argv in COMMANDS.items():
                 for tree, path in trees.items():
-                    if name != SERVED or tree == "this":
-                        server = (sock, srv.pid) if name == SERVED else None
+                    if name not in SERVER_ROWS or tree == "this":
+                        server = (sock, srv.pid) if name in SERVER_ROWS else None
                         runs[tree][name].append(_run(argv, path, server))
     load_after = os.getloadavg()
     floor = _summary(floor_runs, None) if floor_runs else None

@@ -23,6 +23,7 @@ BLOCKS = [
     ("docs/performance.md", "bench:executors"),  # benchmarks/bench_executors.py
     ("docs/performance.md", "bench:selfplay"),  # benchmarks/bench_selfplay_env.py
     ("docs/performance.md", "bench:startup"),  # benchmarks/bench_startup.py --publish
+    ("docs/performance.md", "bench:startup-breakdown"),  # bench_startup_breakdown.py --publish
 ]
 
 

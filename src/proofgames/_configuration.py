@@ -193,7 +193,9 @@ class CheckpointedRun:
         machine: the machine to run.
         steps: length T of the run.
         oracle: the party's counted oracle access.
-        memory_bytes: budget for the stored checkpoints.
+        memory_bytes: budget for the stored checkpoints (16 MiB: on bb5, 47 M steps on a
+            12,289-cell window, 64 MiB made the checkpointed run cost 1.36x a plain one in
+            copies and page faults, 16 MiB 1.13x, for about 1% more re-simulation).
         progress: called with the number of steps just simulated during the first run.
         start: the configuration at time 0 (default: the machine's initial one).
 
@@ -221,7 +223,7 @@ class CheckpointedRun:
         machine: ConfigurationMachine,
         steps: int,
         oracle: OracleView | None = None,
-        memory_bytes: int = 64 << 20,
+        memory_bytes: int = 16 << 20,
         progress: ProgressFn | None = None,
         start: Configuration | None = None,
     ) -> None:

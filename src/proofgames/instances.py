@@ -263,8 +263,8 @@ def _turing(
 def _turing_instance(
     kind: str, spec: str, tm: TuringMachine, t: int, max_steps: int | None
 ) -> Instance:
-    # one step loads the compiled engine (numba's cache, ~0.3 s in a fresh process) here,
-    # in set-up, not in a prover's first call (sizing by a run used to do it)
+    # one step loads the compiled engine (the C kernel, or numba's cache where no C
+    # compiler works: ~0.3 s in a fresh process) here, in set-up, not in a prover's first call
     tm.run_steps(tm.initial(), 1)
     target = tm if kind == "configuration" else TableauTranscript(tm, t)
     desc: dict[str, Any] = {

@@ -8,8 +8,13 @@ every call, so each is imported where a command first needs it.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+import pytest
+
+from proofgames.machines import _engine
 
 HEAVY = ("scipy.stats", "torch", "inspect_ai", "matplotlib.pyplot", "dask.distributed")
 LIBRARY_HEAVY = (
@@ -62,3 +67,37 @@ def test_an_estimate_on_a_majority_machine_runs_without_scipy_stats() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) is False
+
+
+def _numba_imported_by(argv: list[str], backend: str) -> bool:
+    code = (
+        "import json, sys\n"
+        "from proofgames.cli import app\n"
+        f"sys.argv = ['proofgames', *{argv!r}]\n"
+        "try:\n    app()\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps('numba' in sys.modules))\n"
+    )
+    env = {**os.environ, "PROOFGAMES_KERNELS": backend}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    return bool(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+ESTIMATE = ["estimate", "--machine", "majority:n=5,p=0.7", "--debates", "200"]
+DEBATE = ["debate", "bisection", "--machine", "bb4"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_engine._library() is None, reason="no C kernels here: numba is the engine")
+def test_a_debate_and_an_estimate_run_on_the_c_kernels_without_importing_numba() -> None:
+    """Issue 41: importing numba and loading its cached kernels took about half a second
+    of every bisection debate and of ``estimate``'s every-step K."""
+    assert not _numba_imported_by(DEBATE, "auto")
+    assert not _numba_imported_by(ESTIMATE, "auto")
+
+
+@pytest.mark.slow
+def test_with_numba_asked_for_the_same_commands_load_it() -> None:
+    assert _numba_imported_by(DEBATE, "numba")
+    assert _numba_imported_by(ESTIMATE, "numba")

@@ -63,3 +63,20 @@ def test_a_run_that_cannot_be_played_is_an_error_never_a_verdict(
     assert exit_.value.code == 2 and captured.out == "", captured
     assert captured.err.startswith("error: ") and named in captured.err
     assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_an_unknown_kernel_backend_is_one_error_line_naming_the_variable(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from proofgames import _native
+
+    monkeypatch.setenv(_native.BACKEND_ENV, "fortran")
+    _native.reset()  # loaded libraries are kept per process: look again
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            main(["debate", "bisection", "--machine", "bb2"])
+    finally:
+        _native.reset()
+    assert exit_.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == ["error: PROOFGAMES_KERNELS must be one of auto, c, numba, got 'fortran'"]

@@ -19,7 +19,7 @@ import pytest
 from proofgames.errors import ProofgamesError
 from proofgames.harness import resolve_instance
 from proofgames.isolation.party import Channel, Session, rebuild_instance
-from proofgames.machines import turing
+from proofgames.machines import _engine, turing
 
 
 @pytest.fixture
@@ -34,8 +34,10 @@ def engine_runs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, int
 
         return run
 
-    for name, at in (("measure_span", 1), ("span_kernel", 8), ("run_kernel", 8)):
-        monkeypatch.setattr(turing, name, counted(name, getattr(turing, name), at))
+    monkeypatch.setattr(turing, "measure_span", counted("measure_span", turing.measure_span, 1))
+    for name, method in (("span_kernel", "span"), ("run_kernel", "run")):  # args[4]: steps
+        wrapped = counted(name, getattr(_engine.Kernel, method), 4)
+        monkeypatch.setattr(_engine.Kernel, method, wrapped)
     yield runs
 
 

@@ -1,7 +1,8 @@
 """The compiled every-step-K sweep, and the exact sample counters of stochastic debates.
 
 The sweep was numpy over per-step arrays (minutes on a 200,000-step machine); it is now
-one compiled loop. Its reference formulation lives here and must agree bit for bit.
+one compiled loop, in C where a compiler works and in numba elsewhere. Its reference
+formulation lives here, and all three must agree bit for bit.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pytest
 from proofgames import ProtocolError
 from proofgames._registry import Player, StrategySpec
 from proofgames.protocols import play_stochastic_batch
-from proofgames.stochastic import StochasticBuilder, StochasticParams
+from proofgames.stochastic import StochasticBuilder, StochasticParams, _sweep_native
 from proofgames.stochastic import hypothesis as hyp
 from proofgames.stochastic.machines import make_stochastic_machine
 from proofgames.strategies import make_strategy
@@ -53,18 +54,36 @@ def reference_sweep(layers, output, a, b):  # type: ignore[no-untyped-def]
     return np.stack([w_hi[0], -w_lo[0]]), np.stack([rewards[0][0], rewards[1][0]])
 
 
-@pytest.mark.parametrize(
-    "spec",
-    [
-        "copy-chain:t=7,p=0.3",
-        "majority:n=5,p=0.7",
-        "parity:n=9,p=0.2",
-        "all-pass:n=6,p=0.9",
-        "screening:n=6",
-        "single-query:p=0.8",
-    ],
-)
-def test_compiled_sweep_equals_the_numpy_formulation_bit_for_bit(spec: str) -> None:
+SPECS = [
+    "copy-chain:t=7,p=0.3",
+    "majority:n=5,p=0.7",
+    "majority:n=4,p=0.5",
+    "parity:n=9,p=0.2",
+    "all-pass:n=6,p=0.9",
+    "screening:n=6",
+    "single-query:p=0.8",
+    "single-query:p=1",
+]
+BACKENDS = ["c", "numba"]
+needs_c = pytest.mark.skipif(_sweep_native._library() is None, reason="no C compiler")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each sweep test once on the C kernel and once on numba's."""
+    if request.param == "c" and _sweep_native._library() is None:
+        pytest.skip("no C compiler")
+    if request.param == "numba":
+        monkeypatch.setattr(_sweep_native, "_library", lambda: None)
+    return str(request.param)
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x, np.float64).view(np.int64)  # -0.0 differs from 0.0
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_compiled_sweep_equals_the_numpy_formulation_bit_for_bit(spec: str, backend: str) -> None:
     machine = make_stochastic_machine(spec)
     layers, output = hyp._layers(machine, hyp.MAX_STATES)
     rng = np.random.default_rng(7)
@@ -73,7 +92,35 @@ def test_compiled_sweep_equals_the_numpy_formulation_bit_for_bit(spec: str) -> N
     f, slope = hyp._sweep(hyp._flat(layers), output, a, b)
     f_ref, slope_ref = reference_sweep(layers, output, a, b)
     assert f.shape == f_ref.shape == (2, a.size)
-    assert np.array_equal(f, f_ref) and np.array_equal(slope, slope_ref)
+    assert np.array_equal(_bits(f), _bits(f_ref)) and np.array_equal(_bits(slope), _bits(slope_ref))
+
+
+@needs_c
+def test_the_c_and_numba_sweeps_give_the_same_bits_on_random_machines_and_cells() -> None:
+    from proofgames.stochastic._sweep_kernel import sweep_kernel
+
+    rng = np.random.default_rng(41)
+    for spec in [*SPECS[:4], "majority:n=7,p=0.6", "copy-chain:t=30,p=0.9"]:
+        layers, output = hyp._layers(make_stochastic_machine(spec), hyp.MAX_STATES)
+        for _ in range(5):
+            edges = np.sort(np.concatenate([[0.0], rng.uniform(0, 1, 30) ** 8, [1.0]]))
+            args = (*hyp._flat(layers), output, edges[:-1], edges[1:])
+            c = _sweep_native.sweep(*args)
+            assert c is not None
+            numba = sweep_kernel(*args)
+            for x, y in zip(c, numba, strict=True):
+                assert np.array_equal(_bits(x), _bits(y))
+
+
+@needs_c
+@pytest.mark.parametrize("spec", ["majority:n=5,p=0.7", "majority:n=3,p=0.8", "parity:n=9,p=0.2"])
+def test_the_bounds_and_the_estimate_parameters_do_not_depend_on_the_backend(
+    spec: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    machine = make_stochastic_machine(spec)
+    with_c = hyp.step_lipschitz_bounds(machine)
+    monkeypatch.setattr(_sweep_native, "_library", lambda: None)
+    assert hyp.step_lipschitz_bounds(machine) == with_c  # every float equal, bit for bit
 
 
 @pytest.mark.slow

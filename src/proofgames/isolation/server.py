@@ -2,7 +2,8 @@
 
 A prover started as ``python -m proofgames.isolation.party SPEC`` pays, before its first
 move, a Python start, the imports of proofgames and NumPy, and the load of the engine's
-compiled kernels from numba's cache (about a second here).  The server pays these once:
+compiled kernels (the C library of :mod:`proofgames._native`, or numba's cache where no
+C compiler works: about a second here).  The server pays these once:
 it imports the party runner, plays one small debate of each kind to load the kernels, and
 then waits on a Unix socket.  For each prover, V (with ``PROOFGAMES_PARTY_SERVER`` set to
 the socket, see :mod:`proofgames.isolation._served`) sends the strategy spec with the far
@@ -21,8 +22,9 @@ Fork safety: the server forks only while it has exactly one OS thread (checked b
 each fork from ``/proc/self/task``; otherwise it refuses and V starts the process
 anew).  It runs the BLAS libraries with one thread (``OPENBLAS_NUM_THREADS=1`` and the
 like, set before NumPy is imported, re-executing itself if they were not), starts no
-threads of its own (SIGCHLD arrives through a wake-up pipe), and numba's kernels are
-compiled without a parallel threading layer, so none is running when it forks.
+threads of its own (SIGCHLD arrives through a wake-up pipe), and the engine's kernels
+(C, or numba's, compiled without a parallel threading layer) start none, so none is
+running when it forks.
 
 Run it with ``proofgames party-server SOCKET`` (or ``python -m
 proofgames.isolation.server SOCKET``) and export ``PROOFGAMES_PARTY_SERVER=SOCKET``.

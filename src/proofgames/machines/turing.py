@@ -39,7 +39,7 @@ import numpy as np
 from .._configuration import Configuration, ConfigurationMachine
 from .._oracle import OracleView
 from ..errors import ConfigurationError, MachineFormatError, ProtocolError
-from ._engine import MAX_STEPS, STATUS_DONE, STATUS_EDGE, STATUS_STOP, run_kernel, span_kernel
+from ._engine import MAX_STEPS, STATUS_DONE, STATUS_EDGE, STATUS_STOP, Kernel, bind
 
 _LETTERS = string.ascii_uppercase
 
@@ -233,6 +233,7 @@ class TuringMachine(ConfigurationMachine):
         self.query_mask = qmask
         self._stop = qmask.copy()
         self._stop[p.halt] = self._stop[p.overflow] = True
+        self._kernel: Kernel | None = None  # bound on first use (loads the C library)
         self.name = name or f"tm:{p.text}"
         self.known_output: int | None = None  # set by ``sized``: the true output at T
 
@@ -388,10 +389,10 @@ class TuringMachine(ConfigurationMachine):
             check_steps(steps)
         remaining = int(steps)
         work = 0
+        if self._kernel is None:
+            self._kernel = bind(p.write, p.move, p.nxt, p.symbols, self._stop)
         while remaining > 0:
-            done, head, state, status = run_kernel(
-                p.write, p.move, p.nxt, p.symbols, self._stop, tape, head, state, remaining
-            )
+            done, head, state, status = self._kernel.run(tape, head, state, remaining)
             remaining -= done
             work += done
             if status == STATUS_DONE or remaining == 0:
@@ -450,20 +451,9 @@ def measure_span(
         stop[_LETTERS.index(qname)] = True
     head, state, lo, hi = origin, 0, origin, origin + max(0, len(tape_input) - 1)
     remaining = steps
+    kernel = bind(program.write, program.move, program.nxt, program.symbols, stop)
     while remaining > 0:
-        done, head, state, status, lo, hi = span_kernel(
-            program.write,
-            program.move,
-            program.nxt,
-            program.symbols,
-            stop,
-            tape,
-            head,
-            state,
-            remaining,
-            lo,
-            hi,
-        )
+        done, head, state, status, lo, hi = kernel.span(tape, head, state, remaining, lo, hi)
         remaining -= done
         if status == STATUS_DONE or remaining == 0 or state >= program.halt:
             break

@@ -4,11 +4,9 @@ The sweep visits every step of the machine once per refinement round. Written wi
 over per-step arrays it costs a fixed ~0.2 ms a step (array overhead on a handful of
 states), so a 200,000-step machine took minutes. This kernel does the same arithmetic,
 operation for operation in the same order, in one compiled loop over flat arrays; the
-results are bit-identical to the numpy formulation (a test compares them).
-
-Layout: the layers' arrays are concatenated; layer ``t`` owns the slice
-``offsets[t]:offsets[t + 1]`` of ``p``, ``child0`` and ``child1``, whose child indices
-point into layer ``t + 1``'s states (or into ``output`` for the last layer).
+results are bit-identical to the numpy formulation (a test compares them).  The same loop
+in C (:mod:`._sweep_native`) is used where a C compiler works; this one, which costs a
+numba import, elsewhere.  The layout of the flat arrays is described there.
 """
 
 from __future__ import annotations
@@ -84,14 +82,3 @@ def sweep_kernel(
         f[0, j], f[1, j] = w_hi[0, j], -w_lo[0, j]
         slope[0, j], slope[1, j] = r_up[0, j], r_down[0, j]
     return f, slope
-
-
-def flatten(p: list[FloatArray], c0: list[IntArray], c1: list[IntArray]) -> tuple[IntArray, ...]:
-    """Offsets and concatenated child arrays of per-layer arrays (module docstring)."""
-    offsets = np.zeros(len(p) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([x.size for x in p])
-    return (
-        offsets,
-        np.concatenate(c0).astype(np.int64),
-        np.concatenate(c1).astype(np.int64),
-    )

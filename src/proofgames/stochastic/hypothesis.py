@@ -113,7 +113,7 @@ def _layers(machine: StochasticMachine, max_states: int) -> tuple[list[_Layer], 
 
 def _flat(layers: list[_Layer]) -> tuple[IntArray, FloatArray, IntArray, IntArray]:
     """The layers as the compiled sweep's flat arrays (:mod:`._sweep_kernel`)."""
-    from ._sweep_kernel import flatten  # numba: loaded only when a sweep runs
+    from ._sweep_native import flatten
 
     offsets, c0, c1 = flatten(
         [layer.p for layer in layers],
@@ -136,12 +136,18 @@ def _sweep(
     avoid cancellation) and, per direction, the largest expected sum over perturbations of
     radius ``b`` of the output gaps an oracle within ``a`` of the truth can produce, counted
     only in the directions the step's probability can still move (module docstring).
-    Returns two arrays of shape ``(2, cells)``; compiled in :mod:`._sweep_kernel`.
+    Returns two arrays of shape ``(2, cells)``; compiled in C (:mod:`._sweep_native`), or
+    by numba (:mod:`._sweep_kernel`) where no C compiler works: bit-identical results.
     """
-    from ._sweep_kernel import sweep_kernel
+    from ._sweep_native import sweep
 
     offsets, p, c0, c1 = flat
-    f, slope = sweep_kernel(offsets, p, c0, c1, output, a, b)
+    done = sweep(offsets, p, c0, c1, output, a, b)
+    if done is None:
+        from ._sweep_kernel import sweep_kernel  # numba: loaded only when C is not
+
+        done = sweep_kernel(offsets, p, c0, c1, output, a, b)
+    f, slope = done
     return np.asarray(f, np.float64), np.asarray(slope, np.float64)
 
 
