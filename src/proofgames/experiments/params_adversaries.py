@@ -1,7 +1,7 @@
 """Section 7 of the parameter report: V under the exact optimal adversaries, and the floor.
 
-Run on its own (:func:`write_adversaries_section`, ``python -m
-proofgames.experiments.params_adversaries OUT``): it writes ``OUT/adversaries.md`` and
+Run on its own (``proofgames params report --section adversaries --out OUT --overwrite``,
+:func:`write_adversaries_section`): it writes ``OUT/adversaries.md`` and
 ``OUT/adversaries.json`` without regenerating the rest of the report.  At K = 1, T = 10
 (``padded-query:t=10``, one sampled round deciding the output), for each tier:
 
@@ -84,8 +84,10 @@ def _sequential_row(p_true: float, p_false: float, sds: float) -> dict[str, Any]
     liar = optimal_liar_round(test, Check(p.b_samples, p.b_threshold), p_false, 0.0, 1.0,
                               p.tight["v_s"])  # fmt: skip
     disputed = disputed_honest(test, p.a_samples, p_true, sds)
+    half = disputed_honest(test, p.a_samples, 0.5, sds)  # the costliest truth on a grid
     return {"tier": "sequential", "n": test.n, "theta": test.theta, "test": test.to_dict(),
             "liar": liar.to_dict(), "disputed": disputed.to_dict(),
+            "disputed_half": half.to_dict(),
             "liar_value": liar.value[1], "liar_announcement": liar.announcement,
             "liar_queries": list(liar.v.expected), "completeness": list(disputed.completeness),
             "optimal_b_abort_mass": disputed.optimal_b_aborts,
@@ -232,12 +234,13 @@ def adversaries_markdown(r: dict[str, Any]) -> str:
     exact, simulated = _tables(r)
     f = r["floors"]
     seq = r["tiers"][-1]
-    d = seq["disputed"]
+    d, h = seq["disputed"], seq["disputed_half"]
     lag, low = f["lagrangian"], f["family_lowest"]
     return "\n".join([
         "# 7. V under the exact optimal adversaries (K = 1, T = 10)", "",
-        "Regenerate with `python -m proofgames.experiments.params_adversaries "
-        f"reports/params` ({r['debates']:,} simulated debates per cell, seed {r['seed']}; "
+        "Regenerate with `proofgames params report --section adversaries --out "
+        f"reports/params --overwrite` ({r['debates']:,} simulated debates per cell, seed "
+        f"{r['seed']}; "
         f"{r['seconds']:.0f} s on one core, load average {r['load_average'][0]:.1f}). "
         f"Machines `{r['machines'][0]}` (true claim) and `{r['machines'][1]}` (false "
         "claim): nine deterministic rounds, then one sampled round whose bit is the output, "
@@ -258,7 +261,12 @@ def adversaries_markdown(r: dict[str, Any]) -> str:
         table(exact, list(exact[0])), "",
         f"Sequential tier, disputed honest round: the costliest announcement is "
         f"{d['worst_announcements'][0]:.9f} to {d['worst_announcements'][1]:.9f} with "
-        f"{_fmt(d['worst_expected_queries'], 2)} expected queries (exact DP, enclosure).", "",
+        f"{_fmt(d['worst_expected_queries'], 2)} expected queries (exact DP, enclosure). "
+        f"At x = 1/2 (the costliest truth on section 6's grid), honest A's estimate "
+        f"averaged: {_fmt(h['expected_queries'], 2)} expected queries, the costliest "
+        f"announcement {h['worst_announcements'][0]:.9f} to {h['worst_announcements'][1]:.9f} "
+        f"with {_fmt(h['worst_expected_queries'], 2)} ({h['pieces']:,} rules within "
+        f"{h['sds']:g} sd).", "",
         "## Simulated", "",
         "Seeded (`SeedSequence`), vectorized. Rates: 95% Clopper-Pearson intervals; mean "
         "queries: normal-approximation 95% intervals. *exact inside*: whether the exact "
