@@ -24,13 +24,18 @@ def test_committed_page_is_what_the_figures_give(committed: dict[str, object]) -
     assert pa.adversaries_markdown(committed) == (FOLDER / "adversaries.md").read_text()
 
 
-def test_every_simulated_cell_meets_its_exact_figure(committed: dict[str, object]) -> None:
+def test_simulated_cells_meet_their_exact_figures(committed: dict[str, object]) -> None:
+    """95% intervals: of the 16 random cells (4 a tier; the fixed-n query cells are
+    constant), a miss or two is chance; more would be a bug."""
     tiers = committed["tiers"]
     assert isinstance(tiers, list) and len(tiers) == 4
+    misses = [(row["tier"], key) for row in tiers
+              for key, cell in row["simulated"].items() if not cell["inside"]]  # fmt: skip
+    assert len(misses) <= 2, misses
     for row in tiers:
-        for cell in row["simulated"].values():
-            assert cell["inside"], (row["tier"], cell)
         assert row["optimal_b_abort_mass"] == 0.0
+        if row["tier"] != "sequential":  # V draws exactly n on every abort
+            assert row["simulated"]["liar_queries"]["mean"] == row["n"]
 
 
 def test_floors_rule_out_the_goal_and_sit_below_the_test(committed: dict[str, object]) -> None:
@@ -71,9 +76,7 @@ def test_simulate_one_fixed_tier_row() -> None:
      (["--section", "adversaries", "--readme", "README.md"], "--readme needs the whole report"),
      (["--section", "adversaries", "--debates", "0"], "debates must be a positive integer")],
 )  # fmt: skip
-def test_bad_section_arguments_are_refused(
-    extra: list[str], message: str, tmp_path: Path
-) -> None:
+def test_bad_section_arguments_are_refused(extra: list[str], message: str, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from proofgames.cli import app

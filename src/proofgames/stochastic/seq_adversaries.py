@@ -92,10 +92,12 @@ def _dp(th: Thresholds, n: int, x: float, q: float, sign: int) -> tuple[float, f
     none, up, down = np.zeros(n + 2), np.zeros(n + 2), np.zeros(n + 2)
     (up if th.start_hi else down if th.start_lo else none)[0] = 1.0
     lo_w, hi_w = 0, 0
-    expected, accept, reject = Fraction(0), Fraction(0), Fraction(0)  # exact running sums
+    expected: list[float] = []  # terms, summed once at the end (math.fsum)
+    accept: list[float] = []
+    reject: list[float] = []
     for i in range(1, n + 1):
         live = none[lo_w : hi_w + 1] + up[lo_w : hi_w + 1] + down[lo_w : hi_w + 1]
-        expected += Fraction(float(live.sum()) * add * add)
+        expected.append(float(live.sum()) * add * add)
         hi_w += 1
         for m in (none, up, down):
             m[lo_w + 1 : hi_w + 1] = (m[lo_w + 1 : hi_w + 1] * q + m[lo_w:hi_w] * x) * step
@@ -104,7 +106,7 @@ def _dp(th: Thresholds, n: int, x: float, q: float, sign: int) -> tuple[float, f
         out = (counts >= th.reject_hi[i - 1]) | (counts <= th.reject_lo[i - 1])
         for m in (none, up, down):
             window = m[lo_w : hi_w + 1]
-            reject += Fraction(float(window[out].sum()) * add * add)
+            reject.append(float(window[out].sum()) * add * add)
             window[out] = 0.0
         new_lo = max(lo_w, int(th.reject_lo[i - 1]) + 1)
         lo_w, hi_w = new_lo, max(min(hi_w, int(th.reject_hi[i - 1]) - 1), new_lo - 1)
@@ -114,7 +116,7 @@ def _dp(th: Thresholds, n: int, x: float, q: float, sign: int) -> tuple[float, f
         s_hi, s_lo = kept <= th.settle_hi[i - 1], kept >= th.settle_lo[i - 1]
         w_none, w_up, w_down = none[lo_w : hi_w + 1], up[lo_w : hi_w + 1], down[lo_w : hi_w + 1]
         done = float(w_none[s_hi & s_lo].sum() + w_up[s_lo].sum() + w_down[s_hi].sum())
-        accept += Fraction(done * add * add * add)
+        accept.append(done * add * add * add)
         w_up[s_lo] = 0.0
         w_down[s_hi] = 0.0
         w_up += np.where(s_hi & ~s_lo, w_none, 0.0) * step
@@ -126,17 +128,18 @@ def _dp(th: Thresholds, n: int, x: float, q: float, sign: int) -> tuple[float, f
         live = none + up + down
         inside = np.zeros(n + 2, dtype=bool)
         inside[max(th.low, 0) : max(th.high + 1, 0)] = True
-        accept += Fraction(float(live[inside].sum()) * add * add)
-        reject += Fraction(float(live[~inside].sum()) * add * add)
-    return _round(expected, sign), _round(accept, sign), _round(reject, sign)
+        accept.append(float(live[inside].sum()) * add * add)
+        reject.append(float(live[~inside].sum()) * add * add)
+    return _sum(expected, sign), _sum(accept, sign), _sum(reject, sign)
 
 
-def _round(value: Fraction, sign: int) -> float:
-    """``value`` rounded to a float down (``sign = -1``) or up (``+1``)."""
-    near = float(value)
-    if (Fraction(near) - value) * sign >= 0:
-        return near
-    return float(np.nextafter(near, sign * np.inf))
+def _sum(terms: list[float], sign: int) -> float:
+    """The exact sum of ``terms`` rounded down (``sign = -1``) or up (``+1``).
+
+    ``math.fsum`` is correctly rounded (within half a unit of the exact sum); one step
+    outward covers it.
+    """
+    return float(np.nextafter(math.fsum(terms), sign * np.inf))
 
 
 def interval_queries(test: SequentialTest, a: float, x: float) -> Enclosure:
