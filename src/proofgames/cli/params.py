@@ -194,6 +194,13 @@ def params_report(
     workers: WorkersOption = 1,
     scheduler: SchedulerOption = None,
     overwrite: OverwriteOption = False,
+    section: Annotated[
+        str | None,
+        typer.Option(
+            help="regenerate only this section: 'adversaries' (section 7, V under the exact "
+            "optimal adversaries and the floor; adversaries.md and adversaries.json)"
+        ),
+    ] = None,
 ) -> None:
     """Regenerate the parameter report: V's queries for four sets, measured guarantees."""
     from ..experiments.params_report import check_params_report_args, write_params_report
@@ -203,6 +210,9 @@ def params_report(
     with one_line_errors():
         check_executor(executor, workers, scheduler)
         check_params_report_args(Path(out), debates, seed, Path(readme) if readme else None)
+        if section is not None:
+            _report_section(section, out, debates, seed, readme, overwrite)
+            return
         with (
             writing_folder(out, "proofgames params report", overwrite=overwrite),
             make_executor(executor, workers, scheduler) as pool,
@@ -212,4 +222,21 @@ def params_report(
                 Path(out), debates=debates, seed=seed,
                 readme=Path(readme) if readme else None, executor=pool, progress=bar.stage,
             )  # fmt: skip
+    console.print(f"wrote {path}")
+
+
+def _report_section(
+    section: str, out: str, debates: int, seed: int, readme: str | None, overwrite: bool
+) -> None:
+    """``params report --section``: one section, written beside the report's other files."""
+    from ..errors import ProofgamesError
+    from ..experiments.params_adversaries import write_adversaries_section
+    from ..reporting import writing_folder
+
+    if section != "adversaries":
+        raise ProofgamesError(f"unknown section {section!r}: the one section is 'adversaries'")
+    if readme is not None:
+        raise ProofgamesError("--readme needs the whole report (its summary line); drop --section")
+    with writing_folder(out, "proofgames params report", overwrite=overwrite):
+        path = write_adversaries_section(Path(out), debates=debates, seed=seed)
     console.print(f"wrote {path}")

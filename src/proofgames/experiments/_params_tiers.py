@@ -109,16 +109,18 @@ def tiers_section(sets: _Sets, out: Path) -> list[str]:
         "constants, not for the problem).", "",
         table(rows, list(rows[0])), "",
         table(guarantees, ["tier", "guarantee", "backed by"]), "",
-        "The issue's floors (stated by its audit at K = 1, T = 10, not re-derived here): "
-        "this protocol's shape with ideal provers about 1,100; any fixed-n V in this family "
-        "at least about 124 (every-step K >= 4/3); a sequential V at least about 57 in "
-        "expectation. At K = 1 only the machine's last query can move its output, so the "
-        "K = 1 figures measure the proof technique, not the problem.", "",
+        "The issue's floors at K = 1, T = 10: this protocol's shape with ideal provers about "
+        "1,100 (re-derived in section 7); any fixed-n V in this family at least about 124 "
+        "(every-step K >= 4/3) and a sequential V at least about 57 in expectation (stated "
+        "by its audit, not re-derived here). At K = 1 only the machine's last query can move "
+        "its output, so the K = 1 figures measure the proof technique, not the problem.", "",
         f"At K = {k1:g}, T = {t1} the sequential V's honest expectation is "
         f"{one.honest.expected:,.1f} queries, {one.honest.expected / tight1:.0%} "
-        "of the tight tier's worst case: the aim of 60% is not met. The floor for these "
-        f"constants ({one.floor:,.0f}) does not rule it out; "
-        "`docs/stochastic-sequential.md` says where the difference goes (Ville's level "
-        "against the floor's, and settling both sides).", "",
+        "of the tight tier's worst case: the aim of 60% is not met. Wald's floor for these "
+        f"constants ({one.floor:,.0f}) does not rule it out; a Lagrangian optimal-stopping "
+        "floor does, for every V meeting this tier's per-round errors with any constants "
+        "of the tight argument: section 7 ([adversaries.md](adversaries.md), generated on "
+        "its own, with V under the exact optimal adversaries) and "
+        "`docs/stochastic-sequential.md`.", "",
         f"![V's queries against K, tiers and floor]({figure.name})", "",
     ]  # fmt: skip
