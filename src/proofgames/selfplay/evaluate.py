@@ -13,7 +13,9 @@ with :mod:`.exploit` -- chance nodes are averaged, never sampled:
 * ``exploit_b``: over both claims, the most by which an exact best-responding A raises
   ``P[V accepts]`` above that claim's exact value against learned B (the deterministic
   protocols: above 1 for the true claim, 0 for the false one);
-* ``value`` (the exact value, A's claim free) and ``value_gap``, ``|acceptance - value|``.
+* ``value`` (the exact value, A's claim free) and ``value_gap``, ``|acceptance - value|``;
+* bisection and cross-examination: ``a_correct`` and ``b_correct``, the shares of each
+  side's single decisions that are right (:mod:`.decisions`: where a side goes wrong).
 
 Each is averaged over the held-out instances (``*_max``: the worst instance).  The exact
 values come from :func:`.exploit.game_value` (bisection, the stochastic protocol) or
@@ -32,6 +34,7 @@ from numpy.typing import NDArray
 from ..analysis.intervals import wilson_interval
 from .baselines import CONSULTANCY, NO_DEBATE
 from .cross_examination import CrossExaminationRules
+from .decisions import decision_shares
 from .exploit import BatchPolicy, Policy, game_value, tableau_value
 from .family import StochasticFamily, StochasticInstance, TuringFamily, TuringInstance
 from .rules import CHANCE, A, Node, Rules, make_rules
@@ -238,4 +241,5 @@ def evaluate(
         acc = sum(play(ev.rules(i, 1 - ev.truth(i)), pa, pb, rng)
                   for i in ev.held_out for _ in range(plays))  # fmt: skip
         out["false_accepted_count"] = [acc, n * plays, *wilson_interval(acc, n * plays)]
+    out.update(decision_shares(ev, pa, pb, rng))
     return out
