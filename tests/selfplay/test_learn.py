@@ -122,3 +122,17 @@ def test_the_stochastic_protocol_learns_the_truth_on_the_zoo() -> None:
     run = train(cfg, StochasticFamily(grid=20))
     assert run.curve[0]["truthful_share"] < 1.0
     assert run.final["truthful_share"] == 1.0 and run.final["exploit_a"] <= 0.01
+
+
+def test_annealing_starts_at_the_full_rate_and_then_lowers_it() -> None:
+    fam = TuringFamily(space=1, max_steps=2, states=1, halt_share=0.5)
+
+    def weights(iterations: int, anneal: bool) -> list[torch.Tensor]:
+        steps = {**SMALL, "iterations": iterations, "eval_every": iterations}
+        cfg = LearnConfig("cross-examination", **steps, anneal_lr=anneal)
+        return [p.detach().clone() for p in train(cfg, fam).agents[0].parameters()]
+
+    same = zip(weights(1, True), weights(1, False), strict=True)
+    assert all(torch.equal(x, y) for x, y in same)  # iteration 1: lr itself
+    apart = zip(weights(2, True), weights(2, False), strict=True)
+    assert not all(torch.equal(x, y) for x, y in apart)  # iteration 2: lr / 2

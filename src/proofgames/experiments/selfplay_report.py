@@ -80,7 +80,8 @@ SPECS = (
             "value 1 for the true claim, 0 for a false one (Theorem: cross-examination, "
             "Figure 4)", DEBATE_GOAL),
     RunSpec("stochastic", ZOO,
-            LearnConfig("stochastic", iterations=400, eval_every=100, wilson_plays=200),
+            LearnConfig("stochastic", iterations=400, eval_every=100, wilson_plays=200,
+                        explore=0.1, ent_coef=0.05, anneal_lr=True),
             ">= 3/5 for a true claim, <= 2/5 for a false one (Theorem: Figure 1); the exact "
             "equilibrium value of each game on the grid is the curve's target",
             "acceptance within 0.01 of the exact equilibrium value"),
@@ -297,11 +298,11 @@ Training: two networks (A, B; 2 tanh layers of 64), PPO in lockstep rollouts of 
 its claim (the theorem's game), in the other half it must defend the false output, so
 that B keeps meeting liars. Training instances and held-out instances are disjoint seeds'
 draws of the family (the stochastic zoo has five machines: it trains and is evaluated on
-all five). The stochastic run also explores (`LearnConfig`'s `explore`, `true_share`,
-`ent_coef`; its settings are in `results.json`): a tenth of A's moves are uniform over the
-legal ones, so that B meets lies learned A does not tell (B learns from those games, A
-does not); a quarter of the games make A defend the true claim, so that A keeps playing
-honestly on every machine whatever its claim policy says; and the entropy bonus is 0.05.
+all five). The stochastic run also explores and settles (`LearnConfig`'s `explore`,
+`ent_coef`, `anneal_lr`; every setting is in `results.json`): a tenth of A's moves are
+uniform over the legal ones, so that B meets lies learned A does not tell (B learns from
+those games, A does not), the entropy bonus is 0.05, and the learning rates decay
+linearly to 0 over the run.
 """
 
 WHY = """\

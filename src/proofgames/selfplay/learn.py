@@ -72,8 +72,6 @@ class LearnConfig:
             stochastic family trains on all of its machines).
         eval_instances: held-out instances evaluated (a stochastic family: all of them).
         false_share: the share of games in which A must defend the false claim.
-        true_share: the share in which it must defend the true claim (so that A keeps
-            practising honest play on every instance, whatever its claim policy says).
         hidden: the width of each network's two hidden layers.
         lr: Adam's learning rate.
         epochs: passes over a rollout per update.
@@ -104,7 +102,6 @@ class LearnConfig:
     train_instances: int = 200
     eval_instances: int = 16
     false_share: float = 0.5
-    true_share: float = 0.0
     hidden: int = 64
     lr: float = 3e-3
     epochs: int = 4
@@ -129,10 +126,6 @@ class LearnConfig:
                 raise ProtocolError(f"{name} must be a positive integer, got {value!r}")
         if not 0.0 <= self.false_share <= 1.0:
             raise ProtocolError(f"false_share must be in [0, 1], got {self.false_share!r}")
-        if not 0.0 <= self.true_share <= 1.0 - self.false_share:
-            raise ProtocolError(
-                f"true_share must be in [0, 1 - false_share], got {self.true_share!r}"
-            )
         if not 0.0 <= self.explore <= 1.0:
             raise ProtocolError(f"explore must be in [0, 1], got {self.explore!r}")
         if self.seed < 0 or self.wilson_plays < 0:
@@ -231,9 +224,7 @@ def rollout(
     games: list[tuple[Rules[Any], Node]] = []
     for _ in range(cfg.episodes):
         i = int(rng.integers(len(ev.train)))
-        u, truth = rng.random(), ev.truth(ev.train[i])
-        claim = 1 - truth if u < cfg.false_share else (
-            truth if u < cfg.false_share + cfg.true_share else -1)  # fmt: skip
+        claim = 1 - ev.truth(ev.train[i]) if rng.random() < cfg.false_share else -1
         rules = ev.rules(ev.train[i], claim)
         games.append((rules, settle(rules, rules.initial(), rng)))
     nodes = [n for _, n in games]
