@@ -277,9 +277,10 @@ def stall_text(spec: RunSpec, run: Run) -> str:
             f"Where it stalls: at the end {f['a_correct']:.3f} of honest A's messages are the "
             f"machine's truth (every one must be: one wrong message is a lost debate against "
             f"the best B) and {f['b_correct']:.3f} of B's decisions against random lies point "
-            f"at a lie (0.5 is a coin's rate for bisection's two halves)."
+            f"at a lie"
+            + (" (a coin's rate for the two halves is 0.5)." if spec.name == "bisection" else ".")
         )
-    return text
+    return text + "\n"
 
 
 INTRO = """\
