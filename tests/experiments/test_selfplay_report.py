@@ -41,3 +41,7 @@ def test_a_tiny_report_writes_every_run(tmp_path) -> None:
     assert data["meta"]["load_average_before"] and "Do learned provers lie?" in text
     no_debate = next(r for r in data["runs"] if r["name"] == "no-debate")
     assert no_debate["final"]["false_acceptance"] == 1.0  # V accepts every claim
+    for name in ("bisection", "cross-examination"):  # where each side goes wrong, per row
+        run = next(r for r in data["runs"] if r["name"] == name)
+        assert all(0.0 <= row[k] <= 1.0 for row in run["curve"] for k in ("a_correct", "b_correct"))
+    assert "A's messages right" in text and "B's decisions right" in text

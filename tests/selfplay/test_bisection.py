@@ -126,6 +126,21 @@ def test_actions_enumerate_configurations_in_the_exhaustive_order() -> None:
     assert all(rules.machine.validate(c) == c for c in order)
 
 
+def test_action_features_are_each_configurations_parts_and_tell_them_apart() -> None:
+    rules = BisectionRules("1RB1LB_1LA1RZ", space=3, origin=1, steps=5)
+    feats = rules.action_features()
+    n = rules.n_states
+    assert feats.shape == (rules.num_actions, n + 3 + 3 * 2)
+    for a in range(rules.n_configs):
+        c = rules.configuration(a)
+        assert np.flatnonzero(feats[a]).tolist() == [
+            c.state,
+            n + c.head,
+            *(n + 3 + 2 * j + sym for j, sym in enumerate(c.tape)),
+        ]
+    assert len({row.tobytes() for row in feats}) == rules.n_configs
+
+
 def test_observations_have_the_declared_size_and_range_and_differ_by_phase() -> None:
     rules = BisectionRules("1RB1LB_1LA1RZ", space=2, origin=0, steps=7, horizon=8)
     rng = np.random.default_rng(0)

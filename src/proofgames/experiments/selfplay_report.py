@@ -80,7 +80,8 @@ SPECS = (
             "value 1 for the true claim, 0 for a false one (Theorem: cross-examination, "
             "Figure 4)", DEBATE_GOAL),
     RunSpec("stochastic", ZOO,
-            LearnConfig("stochastic", iterations=400, eval_every=100, wilson_plays=200),
+            LearnConfig("stochastic", iterations=400, eval_every=100, wilson_plays=200,
+                        explore=0.1, ent_coef=0.05, anneal_lr=True),
             ">= 3/5 for a true claim, <= 2/5 for a false one (Theorem: Figure 1); the exact "
             "equilibrium value of each game on the grid is the curve's target",
             "acceptance within 0.01 of the exact equilibrium value"),
@@ -147,8 +148,11 @@ def curve_figure(spec: RunSpec, run: Run) -> Figure:
     fig = Figure(figsize=(11, 3.2), layout="constrained")
     axes = fig.subplots(1, 3)
     x = [r["episodes"] for r in run.curve]
+    decisions = [("a_correct", "A's messages right", None), ("b_correct", "B's decisions right",
+                  None)] if "a_correct" in run.curve[0] else []  # fmt: skip
     panels: list[tuple[str, list[tuple[str, str, float | None]]]] = [
-        ("truthful share (A claims the truth)", [("truthful_share", "learned A", 1.0)]),
+        ("truthful share (A claims the truth)" + (", single decisions right" if decisions else ""),
+         [("truthful_share", "learned A", 1.0), *decisions]),
         ("exploitability (exact best response)",
          [("exploit_a", "A (mean)", 0.0), ("exploit_a_max", "A (worst instance)", None)]
          + ([("exploit_b", "B (mean)", None), ("exploit_b_max", "B (worst instance)", None)]
@@ -225,7 +229,7 @@ SUMMARY_HEADERS = [
 
 def curve_table(run: Run) -> str:
     """A run's curve as a Markdown table (every evaluation, exact metrics)."""
-    has_b = "exploit_b" in run.curve[0]
+    has_b, has_d = "exploit_b" in run.curve[0], "a_correct" in run.curve[0]
     headers = [
         "games",
         "training CPU s",
@@ -234,6 +238,7 @@ def curve_table(run: Run) -> str:
         "P[accept false]",
         "exploit A (mean / worst)",
     ] + (["exploit B (mean / worst)"] if has_b else [])
+    headers += ["A's messages right", "B's decisions right"] if has_d else []
     rows = []
     for r in run.curve:
         row = [
@@ -246,6 +251,8 @@ def curve_table(run: Run) -> str:
         ]
         if has_b:
             row.append(f"{_f(r['exploit_b'])} / {_f(r['exploit_b_max'])}")
+        if has_d:
+            row += [_f(r["a_correct"]), _f(r["b_correct"])]
         rows.append(row)
     return markdown_table(headers, rows)  # fmt: skip
 
@@ -259,11 +266,21 @@ def stall_text(spec: RunSpec, run: Run) -> str:
         return ""
     best = {k: min(r[k] for r in run.curve) for k in ("exploit_a", "exploit_b", "value_gap")}
     top = max(r["truthful_share"] for r in run.curve)
-    return (
+    text = (
         f"**Goal not reached ({verdict}).** Best along the curve: truthful share {top:.3f}, "
         f"exploitability A {best['exploit_a']:.3f}, B {best['exploit_b']:.3f}, value gap "
         f"{best['value_gap']:.3f}. "
     )
+    f = run.final
+    if "a_correct" in f:
+        text += (
+            f"Where it stalls: at the end {f['a_correct']:.3f} of honest A's messages are the "
+            f"machine's truth (every one must be: one wrong message is a lost debate against "
+            f"the best B) and {f['b_correct']:.3f} of B's decisions against random lies point "
+            f"at a lie"
+            + (" (a coin's rate for the two halves is 0.5)." if spec.name == "bisection" else ".")
+        )
+    return text + "\n"
 
 
 INTRO = """\
@@ -282,17 +299,23 @@ Training: two networks (A, B; 2 tanh layers of 64), PPO in lockstep rollouts of 
 its claim (the theorem's game), in the other half it must defend the false output, so
 that B keeps meeting liars. Training instances and held-out instances are disjoint seeds'
 draws of the family (the stochastic zoo has five machines: it trains and is evaluated on
-all five).
+all five). The stochastic run also explores and settles (`LearnConfig`'s `explore`,
+`ent_coef`, `anneal_lr`; every setting is in `results.json`): a tenth of A's moves are
+uniform over the legal ones, so that B meets lies learned A does not tell (B learns from
+those games, A does not), the entropy bonus is 0.05, and the learning rates decay
+linearly to 0 over the run.
 """
 
 WHY = """\
-**Why training stalls where it does.** Self-play trains B against the lies *learned A*
-tells, while exploitability is measured against the *best* liar, who searches every
-configuration or transcript; a B that has met a few kinds of lie need not catch the
-others, and on a held-out machine it must catch them from the program alone. Likewise
-an honest A must *compute* the machine's configurations from the program and the times in
-its observation, a function it learns only from win/loss, one reward per game. The
-curves show which of these is still moving when training stops.
+**Why training stalls where it does.** Two causes, measured in the columns *A's messages
+right* and *B's decisions right* (`proofgames.selfplay.decisions`). An honest A must
+*compute* each configuration or tableau entry from the program, the start and the times
+in its observation -- a simulation it learns from win/loss alone, one reward per game --
+and every message must be right, because the best B finds the one that is not. B must
+tell from the program alone which half, or which step, holds a lie; self-play shows it
+the lies *learned A* tells, while exploitability is measured against the best liar, who
+searches every configuration or transcript. Where both columns sit far below 1, neither
+network has learned to simulate the machine at this budget.
 """
 
 

@@ -167,6 +167,20 @@ class BisectionRules(Rules[BisectionNode]):
             tape = tape * self.symbols + c
         return (config.state * self.space + config.head) * self.tapes + tape
 
+    def action_features(self) -> NDArray[np.float32]:
+        """Per action, its configuration's parts one-hot: state, head, each cell's symbol.
+
+        Example:
+            >>> rules = BisectionRules("1RZ1LZ", space=2, origin=0, steps=2)
+            >>> rules.action_features()[rules.action_of(Configuration(1, 1, bytes([0, 1])))]
+            array([0., 1., 0., 0., 1., 1., 0., 0., 1.], dtype=float32)
+
+        """
+        out = np.zeros((self.num_actions, self._conf), dtype=np.float32)
+        for a in range(self.n_configs):
+            self._put_conf(out[a], 0, self.configuration(a))
+        return out
+
     # ------------------------------------------------------------------- rules
     def initial(self) -> BisectionNode:
         """A's first move is due: its claim, or its final configuration if the claim is set."""

@@ -13,7 +13,9 @@ with :mod:`.exploit` -- chance nodes are averaged, never sampled:
 * ``exploit_b``: over both claims, the most by which an exact best-responding A raises
   ``P[V accepts]`` above that claim's exact value against learned B (the deterministic
   protocols: above 1 for the true claim, 0 for the false one);
-* ``value`` (the exact value, A's claim free) and ``value_gap``, ``|acceptance - value|``.
+* ``value`` (the exact value, A's claim free) and ``value_gap``, ``|acceptance - value|``;
+* bisection and cross-examination: ``a_correct`` and ``b_correct``, the shares of each
+  side's single decisions that are right (:mod:`.decisions`: where a side goes wrong).
 
 Each is averaged over the held-out instances (``*_max``: the worst instance).  The exact
 values come from :func:`.exploit.game_value` (bisection, the stochastic protocol) or
@@ -32,6 +34,7 @@ from numpy.typing import NDArray
 from ..analysis.intervals import wilson_interval
 from .baselines import CONSULTANCY, NO_DEBATE
 from .cross_examination import CrossExaminationRules
+from .decisions import decision_shares
 from .exploit import BatchPolicy, Policy, game_value, tableau_value
 from .family import StochasticFamily, StochasticInstance, TuringFamily, TuringInstance
 from .rules import CHANCE, A, Node, Rules, make_rules
@@ -54,19 +57,30 @@ def settle(rules: Rules[Any], node: Node, rng: np.random.Generator) -> Node:
 def greedy_batch(agent: Any) -> BatchPolicy:
     """A network's greedy policy on a batch: the most likely legal action of each row.
 
-    The network (:class:`~proofgames.selfplay.learn.Agent`: ``body``, two tanh layers,
-    then ``actor``) is copied into numpy once: the exact searches ask it about one state
-    at a time, where numpy's matrix products cost a tenth of a torch call.
+    The network (:class:`~proofgames.selfplay.learn.Agent`: ``body``, tanh layers, then
+    ``actor`` and, if factored, ``factor``) is copied into numpy once: the exact searches
+    ask it about one state at a time, where numpy's matrix products cost a tenth of a
+    torch call.
     """
-    layers = [m for m in [*agent.body, agent.actor] if isinstance(m, torch.nn.Linear)]
-    weights = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
-               for m in layers]  # fmt: skip
+
+    def numpy(m: torch.nn.Linear) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        return m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()
+
+    body = [numpy(m) for m in agent.body if isinstance(m, torch.nn.Linear)]
+    actor = numpy(agent.actor)
+    factor = None
+    if getattr(agent, "factor", None) is not None:  # scores of the actions' parts, summed
+        w, b = numpy(agent.factor)
+        feats = agent.features.numpy()
+        factor = (w @ feats.T, b @ feats.T)
 
     def policy(obs: NDArray[np.float32], mask: NDArray[np.int8]) -> NDArray[np.int64]:
         h = obs
-        for w, b in weights[:-1]:
+        for w, b in body:
             h = np.tanh(h @ w + b)
-        logits = h @ weights[-1][0] + weights[-1][1]
+        logits = h @ actor[0] + actor[1]
+        if factor is not None:
+            logits = logits + h @ factor[0] + factor[1]
         return np.asarray(np.where(mask > 0, logits, -np.inf).argmax(-1), dtype=np.int64)
 
     return policy
@@ -227,4 +241,5 @@ def evaluate(
         acc = sum(play(ev.rules(i, 1 - ev.truth(i)), pa, pb, rng)
                   for i in ev.held_out for _ in range(plays))  # fmt: skip
         out["false_accepted_count"] = [acc, n * plays, *wilson_interval(acc, n * plays)]
+    out.update(decision_shares(ev, pa, pb, rng))
     return out

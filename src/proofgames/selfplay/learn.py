@@ -52,7 +52,7 @@ from torch import nn
 from ..errors import ProtocolError
 from .evaluate import EvalSet, evaluate, greedy_batch, settle
 from .family import StochasticFamily, TuringFamily
-from .rules import Node, Rules
+from .rules import A, Node, Rules
 
 __all__ = ["Agent", "LearnConfig", "Run", "train"]
 
@@ -83,6 +83,14 @@ class LearnConfig:
         mask_actions: sample only legal actions (``False``: illegal ones are possible, and
             forfeit).
         wilson_plays: plays per held-out instance and claim in the final sampled check.
+        explore: the chance that an A move of a rollout is a uniformly random legal action
+            instead of the network's: B meets lies A's policy does not tell (A does not
+            learn from a game with such a move; B learns from every game).
+        anneal_lr: decay both learning rates linearly to 0 over the run (CleanRL's
+            ``anneal_lr``), so that the last iterations settle rather than cycle.
+        factored: score composite actions by their parts too (the rules'
+            ``action_features``, where they have them; :class:`Agent`).
+        depth: hidden layers of each network.
 
     """
 
@@ -104,16 +112,22 @@ class LearnConfig:
     max_grad_norm: float = 0.5
     mask_actions: bool = True
     wilson_plays: int = 0
+    explore: float = 0.0
+    anneal_lr: bool = False
+    factored: bool = False
+    depth: int = 2
 
     def __post_init__(self) -> None:
         counts = ("iterations", "episodes", "eval_every", "train_instances", "eval_instances",
-                  "hidden", "epochs", "minibatches")  # fmt: skip
+                  "hidden", "epochs", "minibatches", "depth")  # fmt: skip
         for name in counts:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ProtocolError(f"{name} must be a positive integer, got {value!r}")
         if not 0.0 <= self.false_share <= 1.0:
             raise ProtocolError(f"false_share must be in [0, 1], got {self.false_share!r}")
+        if not 0.0 <= self.explore <= 1.0:
+            raise ProtocolError(f"explore must be in [0, 1], got {self.explore!r}")
         if self.seed < 0 or self.wilson_plays < 0:
             raise ProtocolError("seed and wilson_plays must be non-negative")
 
@@ -154,19 +168,37 @@ def layer(inp: int, out: int, gen: torch.Generator, std: float = 2**0.5) -> nn.L
 
 
 class Agent(nn.Module):
-    """One player's policy (masked logits) and value, over the rules' observation."""
+    """One player's policy (masked logits) and value, over the rules' observation.
 
-    def __init__(self, obs: int, actions: int, hidden: int, gen: torch.Generator) -> None:
+    With ``features`` (the rules' :meth:`~proofgames.selfplay.rules.Rules.action_features`,
+    one row per action), an action's logit is its own score plus the sum of its parts'
+    scores (``factor``): a configuration is scored by its state, head and cells, so what
+    is learned about one cell carries over to every configuration that shares it.
+    """
+
+    def __init__(
+        self, obs: int, actions: int, hidden: int, gen: torch.Generator,
+        features: NDArray[np.float32] | None = None, depth: int = 2,
+    ) -> None:  # fmt: skip
         super().__init__()
-        self.body = nn.Sequential(layer(obs, hidden, gen), nn.Tanh(),
-                                  layer(hidden, hidden, gen), nn.Tanh())  # fmt: skip
+        layers: list[nn.Module] = []
+        for i in range(depth):
+            layers += [layer(obs if i == 0 else hidden, hidden, gen), nn.Tanh()]
+        self.body = nn.Sequential(*layers)
         self.actor = layer(hidden, actions, gen, std=0.01)
         self.critic = layer(hidden, 1, gen, std=1.0)
+        self.factor: nn.Linear | None = None
+        self.features: torch.Tensor | None
+        self.register_buffer("features", None if features is None else torch.from_numpy(features))
+        if features is not None:
+            self.factor = layer(hidden, features.shape[1], gen, std=0.01)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
         """``(logits, value)``; logits of masked-out actions are -1e9 when a mask is given."""
         h = self.body(obs)
         logits = self.actor(h)
+        if self.factor is not None and self.features is not None:
+            logits = logits + self.factor(h) @ self.features.T
         if mask is not None:
             logits = logits.masked_fill(mask == 0, -1e9)
         return logits, self.critic(h).squeeze(-1)
@@ -197,6 +229,7 @@ def rollout(
         games.append((rules, settle(rules, rules.initial(), rng)))
     nodes = [n for _, n in games]
     bufs = [_Buffer(), _Buffer()]
+    explored: set[int] = set()
     while True:
         moved = False
         for p, agent in enumerate(agents):
@@ -212,20 +245,43 @@ def rollout(
                 logp_all = torch.log_softmax(logits, dim=-1)
                 acts = torch.multinomial(logp_all.exp(), 1, generator=gen).squeeze(-1)
                 logp = logp_all.gather(1, acts[:, None]).squeeze(-1)
+            actions = acts.tolist()
+            if p == A and cfg.explore > 0.0:
+                _explore(actions, idx, mask, explored, cfg.explore, rng)
             b = bufs[p]
             b.obs.extend(obs)
             b.mask.extend(mask)
-            b.action.extend(acts.tolist())
+            b.action.extend(actions)
             b.logp.extend(logp.tolist())
             b.value.extend(value.tolist())
             b.game.extend(idx)
-            for g, a in zip(idx, acts.tolist(), strict=True):
+            for g, a in zip(idx, actions, strict=True):
                 rules = games[g][0]
                 nodes[g] = settle(rules, rules.apply(nodes[g], a), rng)  # illegal: forfeit
         if not moved:
             break
     payoff = np.array([1.0 if n.verdict == 1 else -1.0 for n in nodes])
+    if explored:
+        bufs[A] = _keep(bufs[A], explored)
     return bufs, payoff, nodes
+
+
+def _explore(
+    actions: list[int], games: list[int], mask: NDArray[np.int8], explored: set[int],
+    share: float, rng: np.random.Generator,
+) -> None:  # fmt: skip
+    """Replace each of A's sampled ``actions`` by a uniform legal one with chance ``share``."""
+    for j, g in enumerate(games):
+        if rng.random() < share:
+            actions[j] = int(rng.choice(np.flatnonzero(mask[j])))
+            explored.add(g)
+
+
+def _keep(buf: _Buffer, drop: set[int]) -> _Buffer:
+    """``buf`` without the moves of the games in ``drop``."""
+    rows = [i for i, g in enumerate(buf.game) if g not in drop]
+    return _Buffer(*([getattr(buf, f)[i] for i in rows] for f in
+                     ("obs", "mask", "action", "logp", "value", "game")))  # fmt: skip
 
 
 def ppo_update(
@@ -278,8 +334,9 @@ def train(
     rng = np.random.default_rng(roll)
     gen = torch.Generator().manual_seed(int(torch_seed.generate_state(1, np.uint64)[0] >> 1))
     probe = ev.rules(ev.held_out[0], -1)
-    agents = (Agent(probe.observation_size, probe.num_actions, cfg.hidden, gen),
-              Agent(probe.observation_size, probe.num_actions, cfg.hidden, gen))  # fmt: skip
+    features = probe.action_features() if cfg.factored else None
+    shape = (probe.observation_size, probe.num_actions, cfg.hidden)
+    agents = (Agent(*shape, gen, features, cfg.depth), Agent(*shape, gen, features, cfg.depth))
     opts = [torch.optim.Adam(a.parameters(), lr=cfg.lr, eps=1e-5) for a in agents]
     run = Run(cfg, agents=agents)
 
@@ -298,6 +355,9 @@ def train(
     check(0)
     for it in range(1, cfg.iterations + 1):
         start = time.process_time()
+        if cfg.anneal_lr:
+            for opt in opts:
+                opt.param_groups[0]["lr"] = cfg.lr * (1.0 - (it - 1) / cfg.iterations)
         bufs, payoff, nodes = rollout(ev, agents, cfg, rng, gen)
         for p, sign in ((0, 1.0), (1, -1.0)):
             ppo_update(agents[p], opts[p], bufs[p], sign * payoff, cfg, gen)

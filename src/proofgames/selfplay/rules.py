@@ -188,6 +188,15 @@ class Rules(abc.ABC, Generic[S]):
     def __deepcopy__(self, memo: dict[int, Any]) -> Rules[S]:
         return self  # fixed once made: every copy of a game state shares its rules
 
+    def action_features(self) -> NDArray[np.float32] | None:
+        """Each action's parts, one row per action (``None``: actions are unrelated atoms).
+
+        A protocol whose action names a composite message (a configuration: state, head,
+        cells) gives its parts one-hot here, so that a policy can score the parts and
+        sum the scores (:class:`~proofgames.selfplay.learn.Agent`); the game is unchanged.
+        """
+        return None
+
     def chance_outcomes(self, state: S) -> list[tuple[int, float]]:
         """At a chance node, ``(outcome, probability)`` pairs (positive, summing to 1)."""
         return []
