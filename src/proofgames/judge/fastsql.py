@@ -172,6 +172,15 @@ def entity(model: type[M], values: Sequence[Any]) -> M:
     return made
 
 
+def entities(row: Sequence[Any], *models: type[Base]) -> tuple[Any, ...]:
+    """One transient object per model from a row of their columns, side by side."""
+    made, at = [], 0
+    for model in models:
+        made.append(entity(model, row[at : at + width(model)]))
+        at += width(model)
+    return tuple(made)
+
+
 def expire(db: Session, model: type[Base], key: Any, names: Sequence[str]) -> None:
     """Mark ``names`` stale on the session's own object for row ``key``, if it holds one.
 

@@ -147,8 +147,7 @@ def stage_of(db: Session, study: Study, rater: User, membership: Membership) -> 
 
 def _memberships(db: Session, rater: User) -> list[tuple[Membership, Study]]:
     rows = fastsql.rows(db, statements.memberships(), {"rater": rater.id})
-    cut = fastsql.width(Membership)
-    return [(fastsql.entity(Membership, r[:cut]), fastsql.entity(Study, r[cut:])) for r in rows]
+    return [fastsql.entities(r, Membership, Study) for r in rows]
 
 
 def next_turn(db: Session, rater: User) -> Turn:
@@ -196,8 +195,8 @@ def _current(
     found = fastsql.rows(db, statements.current(kinds), _params(study, rater))
     if not found:
         return None
-    cut = fastsql.width(Assignment)
-    return fastsql.entity(Assignment, found[0][:cut]), fastsql.entity(Question, found[0][cut:])
+    assignment, question = fastsql.entities(found[0], Assignment, Question)
+    return assignment, question
 
 
 def _new(db: Session, rater: User, stage: Stage) -> tuple[Assignment, Question] | None:

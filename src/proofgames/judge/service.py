@@ -384,16 +384,11 @@ def _answering(
     row: fastsql.Row,
 ) -> tuple[Assignment, Question, Study, int | None, Membership | None]:
     """The objects in a row of :func:`.statements.answering` (transient copies)."""
-    widths = [fastsql.width(m) for m in (Assignment, Question, Study)]
-    cut = [0, widths[0], widths[0] + widths[1], sum(widths)]
-    member = row[cut[3] + 1 :]
-    return (
-        fastsql.entity(Assignment, row[cut[0] : cut[1]]),
-        fastsql.entity(Question, row[cut[1] : cut[2]]),
-        fastsql.entity(Study, row[cut[2] : cut[3]]),
-        row[cut[3]],
-        None if member[0] is None else fastsql.entity(Membership, member),
-    )
+    assignment, question, study = fastsql.entities(row, Assignment, Question, Study)
+    cut = sum(fastsql.width(m) for m in (Assignment, Question, Study))
+    member = row[cut + 1 :]
+    membership = None if member[0] is None else fastsql.entity(Membership, member)
+    return assignment, question, study, row[cut], membership
 
 
 def _record(
