@@ -252,10 +252,12 @@ def publish(res: dict[str, Any]) -> None:
     results.mkdir(parents=True, exist_ok=True)
     write_json(results / "isolation.json", res, indent=2)
     day = time.strftime("%Y-%m-%d")
+    cpus = sorted(os.sched_getaffinity(0))
+    pinned = f"taskset -c {','.join(map(str, cpus))} " if len(cpus) < (os.cpu_count() or 1) else ""
     md = (
         f"Measured {day} on {platform.machine()}, CPython {platform.python_version()}, "
-        f"{os.cpu_count()} cores (`taskset -c 0 .venv/bin/python benchmarks/bench_isolation.py "
-        "--publish`: one core)."
+        f"{os.cpu_count()} cores (`{pinned}.venv/bin/python benchmarks/bench_isolation.py "
+        f"--publish`: {len(cpus)} of them)."
         "\n\n" + table(res)
     )
     write_atomic(results / "isolation.md", md + "\n")

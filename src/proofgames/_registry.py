@@ -54,6 +54,7 @@ __all__ = [
     "register_strategy",
     "spec_parameters",
     "strategy_description",
+    "names_so_far",
     "strategy_names",
 ]
 
@@ -80,15 +81,25 @@ class NameRegistry(Generic[Item]):
         return item
 
     def get(self, name: str) -> Item:
-        """The item registered as ``name``."""
-        try:
-            return self._items[name]
-        except KeyError:
+        """The item registered as ``name`` (a miss loads the plugins once, then retries)."""
+        if name not in self._items:
+            plugins.ensure_loaded()  # a plugin may register it
+        if name not in self._items:
             known = ", ".join(self._items) or "none"
-            raise RegistryError(f"unknown {self.what} {name!r}; registered: {known}") from None
+            raise RegistryError(f"unknown {self.what} {name!r}; registered: {known}")
+        return self._items[name]
+
+    def __contains__(self, name: object) -> bool:
+        """Whether ``name`` is registered (a miss loads the plugins once, then looks again)."""
+        if type(name) is not str:
+            return False
+        if name not in self._items:
+            plugins.ensure_loaded()
+        return name in self._items
 
     def items(self) -> list[tuple[str, Item]]:
-        """``(name, item)`` pairs in registration order."""
+        """``(name, item)`` pairs in registration order, the plugins' included."""
+        plugins.ensure_loaded()
         return list(self._items.items())
 
 
@@ -339,6 +350,20 @@ def strategy_names(protocol: str, role: str) -> list[str]:
         >>> strategy_names("witness", "A")
         ['honest', 'flip-step', 'guess', 'lie-output', 'malformed', 'random-step']
     """
+    plugins.ensure_loaded()
+    return names_so_far(protocol, role)
+
+
+def names_so_far(protocol: str, role: str) -> list[str]:
+    """:func:`strategy_names` without loading the plugins: what is registered so far.
+
+    For proofgames' own modules that list strategies while they are imported, when loading
+    the plugins (which import proofgames) would be circular.
+
+    Example:
+        >>> names_so_far("bisection", "B")[:2]
+        ['honest', 'first']
+    """
     keys = [k for k in _ABOUT if k[0] == protocol and k[1] == role]
     return [k[2] for k in sorted(keys, key=lambda k: (not _ABOUT[k].honest, k[2]))]
 
@@ -354,8 +379,11 @@ def is_honest(protocol: str, role: str, name: str) -> bool:
 
 
 def _lookup(protocol: str, role: str, name: str) -> _About:
+    key = (protocol, role, name)
+    if key not in _ABOUT:
+        plugins.ensure_loaded()  # a plugin may register it
     try:
-        return _ABOUT[(protocol, role, name)]
+        return _ABOUT[key]
     except KeyError:
         known = ", ".join(strategy_names(protocol, role)) or "none"
         raise RegistryError(

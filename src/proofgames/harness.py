@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import ProofgamesError
 from .instances import resolve_instance
-from .protocols import Batch, Outcome, get_protocol, protocol_names
+from .protocols import Batch, Outcome, get_protocol, has_protocol, protocol_names
 from .protocols._catalog import Instance, Options, ProtocolInfo
 from .protocols._lockstep import ForfeitLog
 from .strategies import check_instance, make_strategy
@@ -179,7 +179,7 @@ def _prepare(
     steps: int | None,
     isolation: str,
 ) -> tuple[ProtocolInfo, Instance, int, Any, Any]:
-    if protocol not in protocol_names():
+    if not has_protocol(protocol):
         raise ProofgamesError(
             f"unknown protocol {protocol!r}; choose one of {', '.join(protocol_names())}"
         )

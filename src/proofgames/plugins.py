@@ -12,7 +12,13 @@ enough in the process that imports it.  Other processes find plugins three ways:
   group;
 * anything else (a Dask worker, a shell) sets ``PROOFGAMES_PLUGINS=pkg.mod,other.mod``.
 
-:func:`load` imports both lists; the party runner and the command line call it at start.
+:func:`load` imports both lists. Scanning the installed packages' entry points costs every
+process about 15 ms, so it waits until it can matter: the command line and the party
+runner import the modules ``PROOFGAMES_PLUGINS`` names at start (:func:`load_if_named`,
+which loads both lists when that variable names any), and otherwise every registry loads
+both lists, once per process (:func:`ensure_loaded`), the first time a name is not found
+in it or its names are listed. A plugin that cannot be imported is then a clear error at
+that lookup.
 A protocol defined in a script's ``__main__`` cannot be imported by another process: put
 it in a module.
 
@@ -30,7 +36,6 @@ import importlib
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from importlib.metadata import entry_points
 from pathlib import Path
 
 from .errors import ProofgamesError
@@ -40,6 +45,8 @@ GROUP = "proofgames.plugins"
 
 #: Modules outside proofgames that registered something in this process.
 _REGISTERED: dict[str, None] = {}
+#: Whether this process has loaded its plugins (:func:`ensure_loaded`).
+_LOADED = False
 
 
 def note(obj: object) -> None:
@@ -114,6 +121,8 @@ def load(env: Mapping[str, str] | None = None) -> list[str]:
     Raises:
         ProofgamesError: a named module cannot be imported (the error says which).
     """
+    from importlib.metadata import entry_points  # about 10 ms: only when plugins load
+
     environ = os.environ if env is None else env
     names = [m.strip() for m in environ.get(ENV, "").split(",") if m.strip()]
     names += [ep.module for ep in entry_points(group=GROUP)]
@@ -125,4 +134,56 @@ def load(env: Mapping[str, str] | None = None) -> list[str]:
                 f"plugin {name!r} (from {ENV} or the {GROUP!r} entry points) could not be "
                 f"imported: {type(exc).__name__}: {exc}"
             ) from None
+    return names
+
+
+def ensure_loaded() -> bool:
+    """Load this process's plugins (:func:`load`) unless that has been done or begun.
+
+    Registries call it when a name is not found and before listing names. The flag is set
+    before loading, so a plugin that looks a name up while it is imported does not load
+    the plugins again; a failed load clears it and raises, and the next lookup tries again.
+
+    Returns:
+        Whether the plugins were loaded by this call (then a lookup that missed may retry).
+
+    Raises:
+        ProofgamesError: a plugin cannot be imported (see :func:`load`).
+
+    Example:
+        >>> _ = ensure_loaded()
+        >>> ensure_loaded()  # once loaded, not again
+        False
+    """
+    global _LOADED
+    if _LOADED:
+        return False
+    _LOADED = True
+    try:
+        load()
+    except BaseException:
+        _LOADED = False
+        raise
+    return True
+
+
+def load_if_named(env: Mapping[str, str] | None = None) -> list[str]:
+    """At a process's start: load the plugins now if ``PROOFGAMES_PLUGINS`` names any.
+
+    A module named there is one the user asked for, so an error in it is reported at once;
+    with none named, the entry points wait for :func:`ensure_loaded`.
+
+    Returns:
+        The modules imported (none when the variable names none).
+
+    Raises:
+        ProofgamesError: a named module cannot be imported.
+    """
+    global _LOADED
+    environ = os.environ if env is None else env
+    if not environ.get(ENV, "").strip(", "):
+        return []
+    names = load(environ)
+    if env is None:
+        _LOADED = True
     return names

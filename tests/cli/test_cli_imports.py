@@ -101,3 +101,27 @@ def test_a_debate_and_an_estimate_run_on_the_c_kernels_without_importing_numba()
 def test_with_numba_asked_for_the_same_commands_load_it() -> None:
     assert _numba_imported_by(DEBATE, "numba")
     assert _numba_imported_by(ESTIMATE, "numba")
+
+
+#: What a debate of built-in parts does not need at start-up (issue 41): typer 0.29's
+#: option coercion (pydantic), the plugin entry-point scan (importlib.metadata), the event
+#: loop (asyncio, for async parties only), the stochastic parameter search and SAT solver.
+DEBATE_UNUSED = (
+    "pydantic", "importlib.metadata", "asyncio", "proofgames.stochastic.optimize",
+    "proofgames.stochastic.tight", "concurrent.futures", *HEAVY,
+)  # fmt: skip
+
+
+def test_a_bisection_debate_from_the_command_line_loads_only_what_it_uses() -> None:
+    code = (
+        "import json, sys\n"
+        "from proofgames.cli import main\n"
+        "try:\n    main(['debate', 'bisection', '--machine', 'bb2', '--claim', '1'])\n"
+        "except SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+        f"print(json.dumps([m for m in {DEBATE_UNUSED!r} if m in sys.modules]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PROOFGAMES_PLUGINS"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []

@@ -224,3 +224,15 @@ def test_resolve_sat_errors_name_the_file_or_the_example(tmp_path):
         resolve_sat("bb2")
     with pytest.raises(RegistryError, match="unknown example"):
         resolve_sat("no-such-formula")
+
+
+@pytest.mark.parametrize("name", example_names(kind="sat"))
+def test_a_sat_examples_recorded_size_steps_and_satisfiability_are_what_building_it_gives(name):
+    """The registry records these without building the problem (start-up); they must agree."""
+    example = get_example(name)
+    problem = example.build()
+    facts = dict(example.facts)
+    assert example.steps == problem.steps
+    assert facts["variables"] == problem.cnf.num_vars
+    assert facts["clauses"] == len(problem.cnf.clauses)
+    assert facts["satisfiable"] == (problem.solve() is not None)

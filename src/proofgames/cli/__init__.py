@@ -49,11 +49,15 @@ app = typer.Typer(
 
 @app.callback()
 def _load_plugins() -> None:
-    """Import the plugin modules (``PROOFGAMES_PLUGINS``, entry points) before a command."""
+    """Import the plugin modules ``PROOFGAMES_PLUGINS`` names before a command.
+
+    The entry points are scanned when a registry first misses a name or lists its names
+    (:func:`proofgames.plugins.ensure_loaded`), not by every command.
+    """
     from .. import plugins
 
     with one_line_errors():
-        plugins.load()
+        plugins.load_if_named()
 
 
 app.command(rich_help_panel=DEBATES, cls=debate.DebateCommand)(debate.debate)

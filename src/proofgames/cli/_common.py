@@ -184,6 +184,9 @@ def run(app: typer.Typer, args: Sequence[str], prog_name: str) -> NoReturn:
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         error(f"{exc.format_message()}{hint}")
         sys.exit(getattr(exc, "exit_code", 2))
+    except ProofgamesError as exc:  # one a command did not refuse itself (e.g. a plugin's)
+        error(str(exc))
+        sys.exit(2)
     except typer.Abort:  # Click's form of a KeyboardInterrupt that was not our guard's
         error(str(interrupts.Interrupted(signal.SIGINT)))
         sys.exit(128 + signal.SIGINT)

@@ -39,8 +39,13 @@ def protocol_names() -> tuple[str, ...]:
 
 def check_protocol(protocol: str) -> None:
     """Refuse (exit 2) a protocol that is not registered."""
-    known = protocol_names()
-    if protocol not in known:
+    from ..errors import RegistryError
+    from ..protocols import get_protocol
+
+    try:
+        get_protocol(protocol)  # a miss loads the plugins; a hit lists nothing
+    except RegistryError:
+        known = protocol_names()
         fail(f"unknown protocol {protocol!r}; choose one of {', '.join(known)}")
 
 

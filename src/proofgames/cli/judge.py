@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import secrets
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -184,6 +183,8 @@ def _database(db: str, create: bool) -> Iterator[Session]:
 def _password(from_stdin: bool) -> tuple[str, bool]:
     """The password to set, and whether it was generated (then it is printed once)."""
     if not from_stdin:
+        import secrets  # only when a password is generated
+
         return secrets.token_urlsafe(18), True
     line = sys.stdin.readline()
     if not line:

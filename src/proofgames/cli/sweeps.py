@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
 
@@ -24,6 +23,8 @@ import typer
 from ._common import err_console
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from rich.progress import Progress
 
 ExecutorOption = Annotated[

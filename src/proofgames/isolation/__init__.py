@@ -42,7 +42,7 @@ import numpy as np
 from .. import plugins, wire
 from .._registry import StrategySpec
 from ..errors import ProofgamesError
-from ..protocols import get_protocol, protocol_names
+from ..protocols import get_protocol, has_protocol, protocol_names
 from ..protocols._catalog import Instance, Options
 from ..protocols._common import describe_exception
 from ..protocols._lockstep import round_dict
@@ -389,7 +389,7 @@ def isolated_players(
         ProofgamesError: an unknown spec, a party that is neither spec nor command, or an
             instance without a description.
     """
-    if protocol not in protocol_names():
+    if not has_protocol(protocol):
         raise ProofgamesError(f"unknown protocol {protocol!r}")
     if not inst.description:
         raise ProofgamesError(f"instance {inst.name!r} has no description to send a party")

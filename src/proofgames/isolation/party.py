@@ -220,7 +220,7 @@ def run_party(
     channel = Channel()
     try:
         if load_plugins:
-            plugins.load()
+            plugins.load_if_named()
     except ProofgamesError as exc:
         channel.send({"type": "error", "message": str(exc)[:2000]})
         return 1

@@ -14,6 +14,7 @@ from ._catalog import (
     Options,
     ProtocolInfo,
     get_protocol,
+    has_protocol,
     protocol_names,
     register_protocol,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "play_stochastic_batch",
     "play_stochastic_witness",
     "play_witness",
+    "has_protocol",
     "protocol_names",
     "recurse",
     "register_protocol",

@@ -21,7 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import math
@@ -85,6 +84,7 @@ def _invoke(player: object, method: str, args: tuple[object, ...]) -> object:
     """Call the method in this thread; run a coroutine it returns to its end."""
     value = getattr(player, method)(*args)
     if inspect.isawaitable(value):
+        import asyncio  # only a coroutine move needs it
 
         async def finish() -> object:
             return await value
@@ -100,6 +100,8 @@ async def run_move(player: object, method: str, args: tuple[object, ...]) -> obj
         Raised: carrying whatever the move raised (its own ``SystemExit`` or
             ``KeyboardInterrupt`` included: a user's signal reaches the main thread only).
     """
+    import asyncio  # already imported by the running loop's owner
+
     loop = asyncio.get_running_loop()
     done: asyncio.Future[object] = loop.create_future()
 

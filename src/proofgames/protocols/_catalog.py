@@ -216,6 +216,17 @@ def get_protocol(name: str) -> ProtocolInfo:
     return _PROTOCOLS.get(name)
 
 
+def has_protocol(name: object) -> bool:
+    """Whether a protocol is registered as ``name`` (without listing them all).
+
+    Example:
+        >>> from proofgames.protocols import has_protocol
+        >>> has_protocol("bisection"), has_protocol("no-such-protocol"), has_protocol(None)
+        (True, False, False)
+    """
+    return name in _PROTOCOLS
+
+
 def protocol_names() -> list[str]:
     """Registered protocol names, in registration order.
 

@@ -9,7 +9,6 @@ out.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import time
 from collections.abc import Callable
@@ -147,6 +146,8 @@ class Party:
         :class:`ProverReply` is unwrapped and its reported costs, once checked, go into
         ``debate.tally``; costs out of range are the party's forfeit.
         """
+        import asyncio  # here, not at the top: only async callers pay its import
+
         d = self._debate
         d.check()
         try:
