@@ -245,7 +245,8 @@ def table(res: dict[str, Any]) -> str:
         f"CPU {served['cpu']:.2f}x."
     )
     if base:
-        lines.append(f"Baseline: `{res['baseline']}`; this: `{res['src']}`.")
+        said_base = res.get("baseline_label") or f"`{res['baseline']}`"
+        lines.append(f"Baseline: {said_base}; this: the working tree.")
     return "\n".join(lines)
 
 
@@ -276,8 +277,12 @@ def main() -> None:
         "--src", type=Path, default=ROOT / "src", help="the source tree to measure (default: ours)"
     )
     parser.add_argument("--baseline", type=Path, help="another source tree, timed in the same run")
+    parser.add_argument(
+        "--baseline-label", help="what the baseline is, for the table (default: its path)"
+    )
     args = parser.parse_args()
     res = measure(args.repeat, args.src.resolve(), args.baseline and args.baseline.resolve())
+    res["baseline_label"] = args.baseline_label
     print(json.dumps(res, indent=2) if args.json else table(res))
     if args.publish:
         publish(res)
