@@ -112,8 +112,10 @@ def check_on_damaged_run(
 ) -> None:
     """``pvg COMMAND`` on a copy of ``run`` damaged as ``how`` says (see :func:`check`)."""
     path = corrupt(run, workdir, how)
-    check(tame(["pvg", command, str(path), "--threads", "1", *flat(opts)]), workdir)
-    shutil.rmtree(workdir / "ckpt")
+    try:  # a failing case is replayed: leave no copy behind for the replay to trip over
+        check(tame(["pvg", command, str(path), "--threads", "1", *flat(opts)]), workdir)
+    finally:
+        shutil.rmtree(workdir / "ckpt")
 
 
 @FAST
@@ -194,16 +196,18 @@ def test_pvg_curves_never_crashes(
     trained: Path, workdir: Path, how: str, **opts: list[str]
 ) -> None:
     path = corrupt(trained, workdir, how if how in CORRUPTIONS else "intact")
-    if how == "metrics-junk":
-        (path / "metrics.jsonl").write_bytes(b'{"step": 1}\n\xff\xfe junk\n{"step": 2}\n')
-    elif how == "no-metrics":
-        (path / "metrics.jsonl").unlink()
-    elif how == "metrics-empty":  # saved before its first row was logged
-        (path / "metrics.jsonl").write_text("")
-    elif how == "no-config":
-        (path / "config.json").unlink()
-    check(["pvg", "curves", str(path), *flat(opts)], workdir)
-    shutil.rmtree(workdir / "ckpt")
+    try:  # a failing case is replayed: leave no copy behind for the replay to trip over
+        if how == "metrics-junk":
+            (path / "metrics.jsonl").write_bytes(b'{"step": 1}\n\xff\xfe junk\n{"step": 2}\n')
+        elif how == "no-metrics":
+            (path / "metrics.jsonl").unlink()
+        elif how == "metrics-empty":  # saved before its first row was logged
+            (path / "metrics.jsonl").write_text("")
+        elif how == "no-config":
+            (path / "config.json").unlink()
+        check(["pvg", "curves", str(path), *flat(opts)], workdir)
+    finally:
+        shutil.rmtree(workdir / "ckpt")
 
 
 @pytest.mark.slow

@@ -26,9 +26,10 @@ Example:
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
 
 from . import catalog, debate, demo, judge, language, params, pvg, selfplay, stochastic
 from ._common import console, err_console, one_line_errors, run
@@ -40,7 +41,26 @@ DEBATES = "Debates"
 ANALYSIS = "Analysis"
 BEYOND = "Learning, language and human judges"
 
+
+class _Commands(TyperGroup):
+    """The root group: an argument with a NUL character is a usage error, whatever it is.
+
+    No shell can pass one, but in-process callers can, and typer's path parameters would
+    raise ``ValueError`` from ``os.stat`` on it (a traceback, not a message).
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        for number, arg in enumerate(args, 1):
+            if "\x00" in arg:
+                raise typer.BadParameter(
+                    f"argument {number} ({arg!r}) contains a NUL character, which no file "
+                    "name, number or name can hold"
+                )
+        return list(super().parse_args(ctx, args))
+
+
 app = typer.Typer(
+    cls=_Commands,
     add_completion=False,
     no_args_is_help=True,
     help="Interactive-proof games for AI oversight: doubly-efficient debate on real computations.",
