@@ -111,3 +111,31 @@ def test_the_command_line_still_names_a_broken_plugin_of_proofgames_plugins_at_o
     res = _run('from proofgames.cli import main; main(["examples"])', env)
     assert res.returncode == 2
     assert "plugin 'no_such_plugin_module'" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_threads_that_look_up_a_plugins_name_at_once_all_find_it(tmp_path):
+    """The first lookup loads the plugins; one that comes meanwhile waits for them, rather
+    than missing a name whose module is still being imported."""
+    slow = "import time\ntime.sleep(0.5)\n" + PLUGIN
+    env = _installed(tmp_path, slow)
+    res = _run(
+        """
+        import threading
+        from proofgames.strategies import make_strategy
+        found, errors = [], []
+        def look():
+            try:
+                found.append(make_strategy("bisection", "B", "plugged-first").spec.name)
+            except Exception as exc:
+                errors.append(repr(exc))
+        threads = [threading.Thread(target=look) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print(len(found), len(errors), errors[:1])
+        """,
+        env,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split()[:2] == ["4", "0"], res.stdout

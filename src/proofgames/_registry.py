@@ -48,13 +48,13 @@ __all__ = [
     "StrategySpec",
     "is_honest",
     "make_strategy",
+    "names_so_far",
     "parse_pairs",
     "parse_spec",
     "parse_strategy",
     "register_strategy",
     "spec_parameters",
     "strategy_description",
-    "names_so_far",
     "strategy_names",
 ]
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -47,6 +48,9 @@ GROUP = "proofgames.plugins"
 _REGISTERED: dict[str, None] = {}
 #: Whether this process has loaded its plugins (:func:`ensure_loaded`).
 _LOADED = False
+#: Held while they load: a second thread's lookup waits for them; the loading thread's own
+#: lookups (a plugin's import looking a name up) pass, as the lock is re-entrant.
+_LOADING = threading.RLock()
 
 
 def note(obj: object) -> None:
@@ -140,9 +144,10 @@ def load(env: Mapping[str, str] | None = None) -> list[str]:
 def ensure_loaded() -> bool:
     """Load this process's plugins (:func:`load`) unless that has been done or begun.
 
-    Registries call it when a name is not found and before listing names. The flag is set
-    before loading, so a plugin that looks a name up while it is imported does not load
-    the plugins again; a failed load clears it and raises, and the next lookup tries again.
+    Registries call it when a name is not found and before listing names. Another thread's
+    lookup waits until the plugins have loaded. The flag is set before loading, so a
+    plugin that looks a name up while it is imported does not load the plugins again; a
+    failed load clears it and raises, and the next lookup tries again.
 
     Returns:
         Whether the plugins were loaded by this call (then a lookup that missed may retry).
@@ -156,15 +161,16 @@ def ensure_loaded() -> bool:
         False
     """
     global _LOADED
-    if _LOADED:
-        return False
-    _LOADED = True
-    try:
-        load()
-    except BaseException:
-        _LOADED = False
-        raise
-    return True
+    with _LOADING:
+        if _LOADED:
+            return False
+        _LOADED = True
+        try:
+            load()
+        except BaseException:
+            _LOADED = False
+            raise
+        return True
 
 
 def load_if_named(env: Mapping[str, str] | None = None) -> list[str]:
