@@ -39,14 +39,10 @@ def protocol_names() -> tuple[str, ...]:
 
 def check_protocol(protocol: str) -> None:
     """Refuse (exit 2) a protocol that is not registered."""
-    from ..errors import RegistryError
-    from ..protocols import get_protocol
+    from ..protocols import has_protocol
 
-    try:
-        get_protocol(protocol)  # a miss loads the plugins; a hit lists nothing
-    except RegistryError:
-        known = protocol_names()
-        fail(f"unknown protocol {protocol!r}; choose one of {', '.join(known)}")
+    if not has_protocol(protocol):  # a miss loads the plugins; a hit lists nothing
+        fail(f"unknown protocol {protocol!r}; choose one of {', '.join(protocol_names())}")
 
 
 class DebateCommand(TyperCommand):
