@@ -37,6 +37,7 @@ import compileall
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import statistics
@@ -65,7 +66,9 @@ HONEST = "debate bisection bb5, honest B, in process"
 HONEST_SERVED = "debate bisection bb5, honest B, --isolation process, party server"
 SERVER_ROWS = (SERVED, HONEST_SERVED)
 DEBATE = ["debate", "bisection", "--machine", "bb5", "--steps", str(BB5_STEPS), "--claim", "1"]
+NUMPY = 'python -c "import numpy"'
 COMMANDS: dict[str, list[str]] = {
+    NUMPY: [PY, "-c", "import numpy"],
     'python -c "import proofgames"': [PY, "-c", "import proofgames"],
     "proofgames --help": [PY, "-m", "proofgames", "--help"],
     IN_PROCESS: [PY, "-m", "proofgames", *DEBATE],
@@ -117,8 +120,21 @@ def byte_compiled(src: Path) -> None:
     compileall.compile_dir(src, quiet=1)
 
 
-def _run(argv: list[str], src: Path, server: tuple[str, int] | None = None) -> Run:
+def debate_clock(stdout: str) -> float | None:
+    """The debate's own clock, from the outcome table's ``wall time`` row (None: no table)."""
+    found = re.search(r"wall time\s*\S\s*([0-9.]+) s", stdout)
+    return None if found is None else float(found.group(1))
+
+
+def _run(
+    argv: list[str],
+    src: Path,
+    server: tuple[str, int] | None = None,
+    clocks: list[float] | None = None,
+) -> Run:
     """One command, start to exit, importing proofgames from ``src``: (wall, CPU) seconds.
+
+    With ``clocks``, the debate's own clock (its outcome table's wall time) is appended.
 
     The CPU is the process's and its children's (an isolated debate's provers included),
     which other work on a shared core does not inflate as it does the wall time.  With
@@ -138,6 +154,8 @@ def _run(argv: list[str], src: Path, server: tuple[str, int] | None = None) -> R
             raise SystemExit(f"the party server was not used: {proc.stderr[-500:]}")
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr[-500:]}")
+    if clocks is not None and (clock := debate_clock(proc.stdout)) is not None:
+        clocks.append(clock)
     return wall, cpu
 
 
@@ -161,6 +179,7 @@ def measure(repeat: int, src: Path = ROOT / "src", baseline: Path | None = None)
         byte_compiled(path)
     runs: dict[str, dict[str, list[Run]]] = {t: {n: [] for n in COMMANDS} for t in trees}
     floor_runs: list[Run] = []
+    clocks: list[float] = []  # the in-process debate's own clock, this tree
     load_before = os.getloadavg()
     with c_loop() as c_run, tempfile.TemporaryDirectory() as d, serving(sock := f"{d}/s") as srv:
         for name, argv in COMMANDS.items():
@@ -174,7 +193,8 @@ def measure(repeat: int, src: Path = ROOT / "src", baseline: Path | None = None)
                 for tree, path in trees.items():
                     if name not in SERVER_ROWS or tree == "this":
                         server = (sock, srv.pid) if name in SERVER_ROWS else None
-                        runs[tree][name].append(_run(argv, path, server))
+                        mine = clocks if (name, tree) == (IN_PROCESS, "this") else None
+                        runs[tree][name].append(_run(argv, path, server, mine))
     load_after = os.getloadavg()
     floor = _summary(floor_runs, None) if floor_runs else None
     rows = {tree: {name: _summary(r, floor) for name, r in per.items() if r}
@@ -192,11 +212,25 @@ def measure(repeat: int, src: Path = ROOT / "src", baseline: Path | None = None)
                    for what in ("wall", "cpu")}
             for tree, r in rows.items()
         },
+        "debate_clock_s": clocks,
+        "floor_s": _floor(rows["this"], clocks),
         "served_over_in_process": {
             what: rows["this"][SERVED][f"{what}_median_s"]
             / rows["this"][IN_PROCESS][f"{what}_median_s"] for what in ("wall", "cpu")
         },
     }  # fmt: skip
+
+
+def _floor(rows: dict[str, Any], clocks: list[float]) -> dict[str, float] | None:
+    """What no Python command that runs this debate can go below: the interpreter and numpy
+    starting (``python -c "import numpy"``) plus the debate's own clock (medians)."""
+    if not clocks:
+        return None
+    numpy_s = rows[NUMPY]["wall_median_s"]
+    clock = statistics.median(clocks)
+    command = rows[IN_PROCESS]["wall_median_s"]
+    return {"numpy_s": numpy_s, "debate_clock_s": clock, "sum_s": numpy_s + clock,
+            "command_s": command, "rest_s": command - numpy_s - clock}  # fmt: skip
 
 
 def table(res: dict[str, Any]) -> str:
@@ -244,6 +278,17 @@ def table(res: dict[str, Any]) -> str:
         f"Isolated through the party server / in process (medians): wall {served['wall']:.2f}x, "
         f"CPU {served['cpu']:.2f}x."
     )
+    floor, c = res.get("floor_s"), res["c_loop"]
+    if floor is not None and c is not None:
+        cw = c["wall_median_s"]
+        lines.append(
+            f"In-process debate, split (wall medians): the interpreter and numpy "
+            f"{floor['numpy_s']:.3f} s ({floor['numpy_s'] / cw:.2f}x C) + the debate's own clock "
+            f"{floor['debate_clock_s']:.3f} s ({floor['debate_clock_s'] / cw:.2f}x C) = "
+            f"{floor['sum_s']:.3f} s ({floor['sum_s'] / cw:.2f}x C), the floor of any Python "
+            f"command that runs it; the rest (the CLI's and the harness's imports, parsing, "
+            f"output, exit) {floor['rest_s']:.3f} s ({floor['rest_s'] / cw:.2f}x C)."
+        )
     if base:
         said_base = res.get("baseline_label") or f"`{res['baseline']}`"
         lines.append(f"Baseline: {said_base}; this: the working tree.")

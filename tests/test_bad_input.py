@@ -125,7 +125,9 @@ def test_every_option_of_every_command_is_documented_and_debate_lists_every_prot
     from proofgames.protocols import protocol_names
 
     command = typer.main.get_command(app)
-    for name, sub in command.commands.items():  # type: ignore[attr-defined]
+    ctx = typer.Context(command)
+    for name in command.list_commands(ctx):  # type: ignore[attr-defined]
+        sub = command.get_command(ctx, name)  # type: ignore[attr-defined]
         if name == "pvg":  # its own app, checked with the PVG commands
             continue
         for param in sub.params:

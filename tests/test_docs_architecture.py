@@ -50,8 +50,10 @@ def test_every_built_in_protocol_is_listed_with_its_figure_and_file():
 def _commands() -> list[str]:
     """Every command path: ``debate``, ``params report``, ``pvg train``, ..."""
     click_app = typer.main.get_command(app)
+    ctx = typer.Context(click_app)
     out = []
-    for name, command in click_app.commands.items():  # type: ignore[attr-defined]
+    for name in click_app.list_commands(ctx):  # type: ignore[attr-defined]
+        command = click_app.get_command(ctx, name)  # type: ignore[attr-defined]
         subs = getattr(command, "commands", None)
         out += [f"{name} {sub}" for sub in subs] if subs else [name]
     return out

@@ -39,8 +39,10 @@ def _shown() -> set[tuple[str, ...]]:
 def _tree() -> dict[str, set[str]]:
     """Each command of the CLI, with its subcommands (empty for a plain command)."""
     group = typer.main.get_command(app)
+    ctx = typer.Context(group)
     out = {}
-    for name, command in group.commands.items():  # type: ignore[attr-defined]
+    for name in group.list_commands(ctx):  # type: ignore[attr-defined]
+        command = group.get_command(ctx, name)  # type: ignore[attr-defined]
         out[name] = set(getattr(command, "commands", {}) or {})
     return out
 

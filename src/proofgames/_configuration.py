@@ -193,9 +193,7 @@ class CheckpointedRun:
         machine: the machine to run.
         steps: length T of the run.
         oracle: the party's counted oracle access.
-        memory_bytes: budget for the stored checkpoints (16 MiB: on bb5, 47 M steps on a
-            12,289-cell window, 64 MiB made the checkpointed run cost 1.36x a plain one in
-            copies and page faults, 16 MiB 1.13x, for about 1% more re-simulation).
+        memory_bytes: budget for the stored checkpoints (default :attr:`MEMORY_BYTES`).
         progress: called with the number of steps just simulated during the first run.
         start: the configuration at time 0 (default: the machine's initial one).
 
@@ -217,20 +215,27 @@ class CheckpointedRun:
 
     MIN_INTERVAL = 4096
     CACHE = 16
+    MEMORY_BYTES = 4 << 20
+    """The default checkpoint budget: 4 MiB.  Each checkpoint's fresh memory costs page
+    faults, each interval re-simulation; on bb5 (47 M steps on a 12,289-cell window) a
+    checkpointed run costs about the same as a plain one at 4 MiB, and 1.2x at 16 MiB, for
+    about 2% of T re-simulated by a bisection prover instead of 0.5%
+    (``benchmarks/bench_checkpoints.py``)."""
 
     def __init__(
         self,
         machine: ConfigurationMachine,
         steps: int,
         oracle: OracleView | None = None,
-        memory_bytes: int = 16 << 20,
+        memory_bytes: int | None = None,
         progress: ProgressFn | None = None,
         start: Configuration | None = None,
     ) -> None:
         self.machine = machine
         self.steps = steps
         self._oracle = oracle
-        count = max(2, memory_bytes // max(1, machine.size + 64))
+        budget = self.MEMORY_BYTES if memory_bytes is None else memory_bytes
+        count = max(2, budget // max(1, machine.size + 64))
         by_memory = -(-steps // (count - 1))
         by_overhead = min(self.MIN_INTERVAL, -(-steps // (4 * max(1, steps.bit_length()))))
         self.interval = max(1, by_memory, by_overhead)

@@ -30,12 +30,13 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from . import plugins
+from . import _builtins, plugins
 from ._spec import Parameter, format_value, parse_pairs, parse_spec, spec_parameters
 from .errors import RegistryError, SpecError
 
@@ -67,11 +68,21 @@ class NameRegistry(Generic[Item]):
 
     Args:
         what: what the items are, for error messages (e.g. ``"example"``).
+        builtins: built-in names and the module that registers each: a lookup imports
+            that module the first time it misses the name, and a listing imports them
+            all first and lists their names in this order (see :mod:`proofgames._builtins`).
+
+    Example:
+        >>> registry = NameRegistry("colour", builtins={"red": "proofgames.no_such_module"})
+        >>> _ = registry.add("blue", 3)
+        >>> registry.get("blue"), "green" in registry
+        (3, False)
     """
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, builtins: Mapping[str, str] | None = None) -> None:
         self.what = what
         self._items: dict[str, Item] = {}
+        self._builtins = dict(builtins or {})
 
     def add(self, name: str, item: Item) -> Item:
         """Register ``item`` under ``name``."""
@@ -80,27 +91,33 @@ class NameRegistry(Generic[Item]):
         self._items[name] = item
         return item
 
-    def get(self, name: str) -> Item:
-        """The item registered as ``name`` (a miss loads the plugins once, then retries)."""
+    def _find(self, name: str) -> bool:
+        """Whether ``name`` is registered, after importing its built-in module or the plugins."""
+        if name not in self._items and name in self._builtins:
+            importlib.import_module(self._builtins[name])
         if name not in self._items:
             plugins.ensure_loaded()  # a plugin may register it
-        if name not in self._items:
-            known = ", ".join(self._items) or "none"
+        return name in self._items
+
+    def get(self, name: str) -> Item:
+        """The item registered as ``name`` (a miss loads its module, else the plugins once)."""
+        if not self._find(name):
+            known = ", ".join(name for name, _ in self.items()) or "none"
             raise RegistryError(f"unknown {self.what} {name!r}; registered: {known}")
         return self._items[name]
 
     def __contains__(self, name: object) -> bool:
-        """Whether ``name`` is registered (a miss loads the plugins once, then looks again)."""
-        if type(name) is not str:
-            return False
-        if name not in self._items:
-            plugins.ensure_loaded()
-        return name in self._items
+        """Whether ``name`` is registered (a miss loads its module, else the plugins once)."""
+        return type(name) is str and self._find(name)
 
     def items(self) -> list[tuple[str, Item]]:
-        """``(name, item)`` pairs in registration order, the plugins' included."""
+        """``(name, item)`` pairs: the built-ins in declared order, then in registration order."""
+        for module in self._builtins.values():
+            importlib.import_module(module)
         plugins.ensure_loaded()
-        return list(self._items.items())
+        order = {name: i for i, name in enumerate(self._builtins)}
+        ranked = sorted(enumerate(self._items), key=lambda p: (order.get(p[1], len(order)), p[0]))
+        return [(name, self._items[name]) for _, name in ranked]
 
 
 @dataclass(frozen=True)
@@ -364,6 +381,7 @@ def names_so_far(protocol: str, role: str) -> list[str]:
         >>> names_so_far("bisection", "B")[:2]
         ['honest', 'first']
     """
+    _load_strategies(protocol)
     keys = [k for k in _ABOUT if k[0] == protocol and k[1] == role]
     return [k[2] for k in sorted(keys, key=lambda k: (not _ABOUT[k].honest, k[2]))]
 
@@ -378,8 +396,15 @@ def is_honest(protocol: str, role: str, name: str) -> bool:
     return _lookup(protocol, role, name).honest
 
 
+def _load_strategies(protocol: str) -> None:
+    """Import the module that registers ``protocol``'s built-in strategies, if it has one."""
+    if protocol in _builtins.STRATEGIES:
+        importlib.import_module(_builtins.STRATEGIES[protocol])
+
+
 def _lookup(protocol: str, role: str, name: str) -> _About:
     key = (protocol, role, name)
+    _load_strategies(protocol)
     if key not in _ABOUT:
         plugins.ensure_loaded()  # a plugin may register it
     try:

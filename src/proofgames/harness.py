@@ -19,16 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._registry import check_instance, make_strategy
 from .errors import ProofgamesError
 from .instances import resolve_instance
-from .protocols import Batch, Outcome, get_protocol, has_protocol, protocol_names
+from .protocols import Outcome, get_protocol, has_protocol, protocol_names
 from .protocols._catalog import Instance, Options, ProtocolInfo
-from .protocols._lockstep import ForfeitLog
-from .strategies import check_instance, make_strategy
+
+if TYPE_CHECKING:  # the batch types load with the protocols that play in batches
+    from .protocols import Batch
 
 __all__ = ["Instance", "Options", "play", "play_batch", "resolve_instance"]
 ISOLATIONS = ("in-process", "process")
@@ -215,6 +217,9 @@ def _one_by_one(
     debates: int,
 ) -> Batch:
     """Deterministic protocols: fresh players and an independent seed per debate."""
+    from .protocols._batch import Batch
+    from .protocols._lockstep import ForfeitLog
+
     seeds = np.random.SeedSequence(opts.seed).spawn(debates)
     verdicts = np.zeros(debates, dtype=np.int64)
     log = ForfeitLog(debates)

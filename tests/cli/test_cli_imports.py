@@ -105,10 +105,20 @@ def test_with_numba_asked_for_the_same_commands_load_it() -> None:
 
 #: What a debate of built-in parts does not need at start-up (issue 41): typer 0.29's
 #: option coercion (pydantic), the plugin entry-point scan (importlib.metadata), the event
-#: loop (asyncio, for async parties only), the stochastic parameter search and SAT solver.
+#: loop (asyncio, for async parties only), the stochastic parameter search and SAT solver;
+#: the other protocols, their strategies and the lockstep machinery (loaded by name, see
+#: proofgames._builtins); the other commands' modules (the CLI's lazy group).
 DEBATE_UNUSED = (
     "pydantic", "importlib.metadata", "asyncio", "proofgames.stochastic.optimize",
     "proofgames.stochastic.tight", "concurrent.futures", *HEAVY,
+    "proofgames.protocols.cross_examination", "proofgames.protocols.stochastic",
+    "proofgames.protocols.stochastic_witness", "proofgames.protocols.witness",
+    "proofgames.protocols._lockstep", "proofgames.protocols._batch",
+    "proofgames.strategies.cross_examination", "proofgames.strategies.stochastic",
+    "proofgames.strategies.stochastic_witness", "proofgames.strategies.witness",
+    "proofgames.cli.catalog", "proofgames.cli.demo", "proofgames.cli.stochastic",
+    "proofgames.cli.params", "proofgames.cli.language", "proofgames.cli.judge",
+    "proofgames.cli.selfplay",
 )  # fmt: skip
 
 

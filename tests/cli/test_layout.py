@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
+import typer.main
 from typer.models import OptionInfo
 from typer.testing import CliRunner
 
-from proofgames.cli import app
+from proofgames.cli import COMMANDS, app
 from proofgames.cli._common import JsonOption
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "proofgames"
@@ -75,9 +76,15 @@ def commands(typer_app: typer.Typer, prefix: str = "") -> Iterator[tuple[str, Ca
 def all_commands() -> Iterator[tuple[str, Callable[..., Any]]]:
     """:func:`commands` of the whole command line: ``pvg``'s too, where PyTorch is.
 
-    ``proofgames pvg`` hands its arguments to an app of its own, loaded when it runs.
+    The top-level commands are declared in :data:`proofgames.cli.COMMANDS` (loaded by
+    name); ``proofgames pvg`` hands its arguments to an app of its own, loaded when it runs.
     """
-    yield from commands(app)
+    for name, entry in COMMANDS.items():
+        target = entry.target()
+        if entry.group:
+            yield from commands(target, f"{name} ")
+        else:
+            yield name, target
     if HAS_TORCH:
         from proofgames.cli.pvg import app as pvg_app
 
@@ -111,9 +118,22 @@ def test_help_lists_the_commands_in_panels_in_a_newcomers_order() -> None:
 
 
 def test_every_command_is_in_the_help_order() -> None:
-    top = [info.name or info.callback.__name__ for info in app.registered_commands if info.callback]
-    top += [group.name for group in app.registered_groups if group.name]
-    assert sorted(top) == sorted(name for names in HELP_ORDER.values() for name in names)
+    assert list(COMMANDS) == [name for names in HELP_ORDER.values() for name in names]
+    assert {name: entry.panel for name, entry in COMMANDS.items()} == {
+        name: title for title, names in HELP_ORDER.items() for name in names
+    }
+
+
+def test_a_command_loads_its_own_module_only() -> None:
+    """``proofgames debate ...`` builds the debate command alone (Click's lazy group)."""
+    group = typer.main.get_command(app)
+    assert not group.commands  # type: ignore[attr-defined]
+    ctx = typer.Context(group)
+    debate = group.get_command(ctx, "debate")  # type: ignore[attr-defined]
+    assert debate is not None and debate.name == "debate"
+    assert set(group.commands) == {"debate"}  # type: ignore[attr-defined]
+    assert group.get_command(ctx, "no-such-command") is None  # type: ignore[attr-defined]
+    assert group.list_commands(ctx) == list(COMMANDS)  # type: ignore[attr-defined]
 
 
 def json_definitions(path: Path) -> int:
@@ -141,3 +161,18 @@ def test_every_command_with_json_output_uses_the_shared_option() -> None:
             assert hint == JsonOption, f"{name}: --json ({parameter}) is not JsonOption"
             with_json[name] = parameter
     assert set(with_json) == JSON_COMMANDS | (PVG_JSON_COMMANDS if HAS_TORCH else set())
+
+
+def test_each_command_group_keeps_its_subcommands_even_when_it_has_one() -> None:
+    """A Typer app of one command would collapse into that command (``selfplay report``
+    would become ``selfplay``); the lazy group builds each app as a group."""
+    group = typer.main.get_command(app)
+    ctx = typer.Context(group)
+    for name, entry in COMMANDS.items():
+        if not entry.group:
+            continue
+        built = group.get_command(ctx, name)  # type: ignore[attr-defined]
+        expected = [
+            full.split(" ", 1)[1].split(" ")[0] for full, _ in commands(entry.target(), f"{name} ")
+        ]
+        assert sorted(built.commands) == sorted(set(expected)), name

@@ -203,7 +203,8 @@ def test_cli_optimize_refuses_bad_input_with_exit_2(args: list[str]) -> None:
 def test_every_params_option_has_help() -> None:
     import typer.main
 
-    group = typer.main.get_command(app).commands["params"]  # type: ignore[attr-defined]
+    root = typer.main.get_command(app)
+    group = root.get_command(typer.Context(root), "params")  # type: ignore[attr-defined]
     for name, sub in group.commands.items():
         for param in sub.params:
             assert getattr(param, "help", None), (name, param.name)

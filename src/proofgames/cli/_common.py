@@ -49,10 +49,11 @@ from ..errors import ProofgamesError
 from ..reporting.json import dumps
 
 #: The stdout console. Tables are wide: non-terminal output (logs, pipes) gets room
-#: instead of rich's 80 columns.
-console = Console() if sys.stdout.isatty() else Console(width=120)
+#: instead of rich's 80 columns. Neither console turns ``:name:`` into an emoji: a party's
+#: or a model's text is shown as it was sent (and rich's emoji table is never loaded).
+console = Console(emoji=False) if sys.stdout.isatty() else Console(width=120, emoji=False)
 #: The stderr console: one line per message, even piped (errors, warnings, progress).
-err_console = Console(stderr=True, soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True, emoji=False)
 
 #: ``--json`` of every command that can print JSON; its output goes to stdout, any
 #: progress bar stays on stderr.

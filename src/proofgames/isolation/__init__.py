@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from .. import plugins, wire
-from .._registry import StrategySpec
+from .._registry import StrategySpec, check_instance, make_strategy
 from ..errors import ProofgamesError
 from ..protocols import get_protocol, has_protocol, protocol_names
 from ..protocols._catalog import Instance, Options
@@ -48,7 +48,6 @@ from ..protocols._common import describe_exception
 from ..protocols._lockstep import round_dict
 from ..protocols.bisection import state_dict
 from ..protocols.roles import Method, wire_arguments
-from ..strategies import check_instance, make_strategy
 from ._child import ChildFailed, ChildProcess
 from ._served import launcher
 

@@ -31,13 +31,13 @@ import numpy as np
 
 from .. import plugins, wire
 from .._oracle import OracleLedger
+from .._registry import make_strategy
 from ..errors import ProofgamesError, ProtocolError
 from ..instances import get_instance_kind, resolve_instance
 from ..protocols import get_protocol, protocol_names
 from ..protocols._catalog import Instance
 from ..protocols._common import GameContext, describe_exception
 from ..protocols.roles import party_arguments
-from ..strategies import make_strategy
 
 USAGE = (
     "usage: python -m proofgames.isolation.party STRATEGY-SPEC"

@@ -68,12 +68,20 @@ USAGE = "usage: python -m proofgames.isolation.server SOCKET-PATH"
 
 
 def warm_up() -> None:
-    """Import the party runner and load the engine's compiled kernels (a bb2 debate each)."""
+    """Import what every child needs, so that no child imports it after the fork.
+
+    The party runner; every protocol's and strategy's module (each is otherwise imported
+    on its first lookup); the engine's compiled kernels (a bb2 debate each).
+    """
+    from .._registry import make_strategy, strategy_names
     from ..instances import resolve_instance
-    from ..protocols import get_protocol
+    from ..protocols import get_protocol, protocol_names
     from ..protocols._catalog import Options
-    from ..strategies import make_strategy
     from . import party  # noqa: F401  (imported for the children)
+
+    for name in protocol_names():
+        for role in "AB":
+            strategy_names(name, role)
 
     for protocol in ("bisection", "cross-examination"):
         a, b = (make_strategy(protocol, role, "honest") for role in "AB")

@@ -285,9 +285,10 @@ class TuringMachine(ConfigurationMachine):
             raise ConfigurationError(
                 f"state {config.state} is not a state of the machine (0..{self.program.overflow})"
             )
-        if self.size and max(config.tape) >= self.program.symbols:
+        foreign = config.tape.translate(None, bytes(range(self.program.symbols)))  # C speed
+        if foreign:
             raise ConfigurationError(
-                f"tape holds symbol {max(config.tape)}; symbols are 0..{self.program.symbols - 1}"
+                f"tape holds symbol {max(foreign)}; symbols are 0..{self.program.symbols - 1}"
             )
         return config
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import plugins
+from .. import _builtins, plugins
 from .._oracle import Oracle
 from .._registry import NameRegistry
 from ..errors import ProtocolError
-from ._batch import Batch
 from ._common import Outcome
 from .roles import Role
+
+if TYPE_CHECKING:  # the lockstep protocols' type, imported with them
+    from ._batch import Batch
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,7 @@ def refuse_params(options: Options, protocol: str) -> None:
 
 
 RunOne = Callable[[Instance, int, Any, Any, Options], Outcome]
-RunBatch = Callable[[Instance, int, Any, Any, Options, int], Batch]
+RunBatch = Callable[[Instance, int, Any, Any, Options, int], "Batch"]
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,7 @@ class ProtocolInfo:
         return out | {"messages": self.messages, "defaults": dict(self.defaults.__dict__)}
 
 
-_PROTOCOLS: NameRegistry[ProtocolInfo] = NameRegistry("protocol")
+_PROTOCOLS: NameRegistry[ProtocolInfo] = NameRegistry("protocol", _builtins.PROTOCOLS)
 
 
 def register_protocol(info: ProtocolInfo) -> ProtocolInfo:

@@ -1,4 +1,14 @@
-"""Registered strategies for every protocol, built by name with recorded arguments."""
+"""Registered strategies for every protocol, built by name with recorded arguments.
+
+Each protocol's strategies live in a module of their own, imported when a strategy of that
+protocol is first looked up (:mod:`proofgames._builtins`): building a bisection prover
+never imports the stochastic ones.
+
+Example:
+    >>> from proofgames.strategies import make_strategy
+    >>> make_strategy("bisection", "A", "flip-step:at=0.3").spec.label
+    'flip-step(at=0.3)'
+"""
 
 from .._registry import (
     Player,
@@ -11,11 +21,6 @@ from .._registry import (
     strategy_description,
     strategy_names,
 )
-from . import bisection as _bisection  # noqa: F401  (registers)
-from . import cross_examination as _cross_examination  # noqa: F401  (registers)
-from . import stochastic as _stochastic  # noqa: F401  (registers)
-from . import stochastic_witness as _stochastic_witness  # noqa: F401  (registers)
-from . import witness as _witness  # noqa: F401  (registers)
 
 __all__ = [
     "Player",

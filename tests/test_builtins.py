@@ -1,0 +1,85 @@
+"""The table of built-in protocols and strategies (:mod:`proofgames._builtins`).
+
+Each module registers what the table says it does, and nothing else; a lookup imports only
+the module that registers the name; a listing is in the table's order whatever was looked
+up first.  Each check runs in a fresh interpreter, where nothing is registered yet.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from proofgames import _builtins
+
+
+def _fresh(code: str) -> object:
+    out = subprocess.run(
+        [sys.executable, "-c", "import json, sys\n" + code],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_each_protocol_module_registers_its_declared_name_only() -> None:
+    for name, module in _builtins.PROTOCOLS.items():
+        found = _fresh(
+            "from proofgames.protocols import _catalog\n"
+            f"import {module}\n"
+            "print(json.dumps(sorted(_catalog._PROTOCOLS._items)))\n"
+        )
+        assert name in found, (name, module, found)
+        # a protocol module may import another it builds on (stochastic-witness: stochastic)
+        assert set(found) <= set(_builtins.PROTOCOLS), found
+
+
+def test_each_strategy_module_registers_for_its_own_protocol_only() -> None:
+    for protocol, module in _builtins.STRATEGIES.items():
+        found = _fresh(
+            "from proofgames import _registry\n"
+            f"import {module}\n"
+            "print(json.dumps(sorted({k[0] for k in _registry._ABOUT})))\n"
+        )
+        assert protocol in found, (protocol, found)
+        assert set(found) <= set(_builtins.STRATEGIES), found
+    assert set(_builtins.STRATEGIES) == set(_builtins.PROTOCOLS)
+
+
+def test_a_lookup_imports_only_the_module_it_needs() -> None:
+    loaded = _fresh(
+        "from proofgames.protocols import get_protocol\n"
+        "from proofgames.strategies import make_strategy\n"
+        "get_protocol('bisection'); make_strategy('bisection', 'A', 'flip-step')\n"
+        f"print(json.dumps([m for m in {sorted(_builtins.PROTOCOLS.values())!r} "
+        f"+ {sorted(_builtins.STRATEGIES.values())!r} if m in sys.modules]))\n"
+    )
+    assert loaded == ["proofgames.protocols.bisection", "proofgames.strategies.bisection"]
+
+
+def test_listings_follow_the_table_whatever_was_loaded_first() -> None:
+    listed = _fresh(
+        "from proofgames.protocols import get_protocol, protocol_names\n"
+        "from proofgames.strategies import strategy_names\n"
+        "get_protocol('witness'); get_protocol('stochastic-witness')\n"
+        "print(json.dumps([protocol_names(), strategy_names('stochastic-witness', 'B')]))\n"
+    )
+    assert isinstance(listed, list)
+    assert listed[0] == list(_builtins.PROTOCOLS)
+    from proofgames.strategies import strategy_names
+
+    assert listed[1] == strategy_names("stochastic-witness", "B")  # as in this process
+
+
+def test_an_unknown_name_lists_every_built_in() -> None:
+    message = _fresh(
+        "from proofgames.errors import RegistryError\n"
+        "from proofgames.protocols import get_protocol\n"
+        "try:\n    get_protocol('no-such')\nexcept RegistryError as exc:\n"
+        "    print(json.dumps(str(exc)))\n"
+    )
+    assert isinstance(message, str)
+    assert message.startswith("unknown protocol 'no-such'; registered: ")
+    assert all(name in message for name in _builtins.PROTOCOLS)
