@@ -2,7 +2,9 @@
 
 Fresh processes, medians of ``--repeat`` (default 9), taken round-robin: ``import numpy``
 alone, then numpy with typer, click and rich (what any typer command line pays), with
-``proofgames.cli``, and with the harness (every protocol, strategy and example module).
+``proofgames.cli``, and with the harness (the instances, the machines and the protocol
+catalog; each protocol's and strategy's module loads on its first lookup).  Plain
+imports, with the collector on (the ``proofgames`` script turns it off while importing).
 Prints a markdown table with the load average; ``--publish`` writes
 benchmarks/results/imports.md.
 

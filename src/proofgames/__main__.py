@@ -1,6 +1,6 @@
 """``python -m proofgames``: the same command line as the ``proofgames`` script."""
 
-from .cli import main
+from ._entry import main
 
 if __name__ == "__main__":
     main()

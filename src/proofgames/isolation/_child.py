@@ -232,7 +232,7 @@ class ChildProcess:
                 self.proc.stdin.close()
         except OSError:
             pass
-        end = time.monotonic() + grace
-        while self.proc.poll() is None and time.monotonic() < end:
-            time.sleep(0.01)
+        if grace > 0:  # woken by the exit itself, not by polling every 10 ms
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=grace)
         self.kill()
