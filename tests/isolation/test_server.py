@@ -224,6 +224,50 @@ def test_idle_connections_cannot_starve_the_server(server) -> None:
             sock.close()
 
 
+def test_a_full_queue_delays_v_but_does_not_turn_it_away(tmp_path, monkeypatch) -> None:
+    """A Unix socket with a full queue refuses at once (EAGAIN), even with a timeout: V
+    tries again until the server has drained it, and gives up after CONNECT_SECONDS."""
+    import socket
+    import threading
+
+    path = str(tmp_path / "full.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(0)
+    queued = []
+    try:
+        for _ in range(1000):  # fill the queue: the next connect is refused at once
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            probe.setblocking(False)
+            try:
+                probe.connect(path)
+            except BlockingIOError:
+                probe.close()
+                break
+            queued.append(probe)
+        else:
+            pytest.skip("this system queued 1,000 connections to a listen(0) socket")
+        monkeypatch.setattr(_served, "CONNECT_SECONDS", 0.3)
+        started = time.monotonic()
+        with pytest.raises(ServerUnavailable, match="cannot connect"):
+            _served._connected(path)
+        assert time.monotonic() - started >= 0.3  # it waited for room, then gave up
+
+        monkeypatch.setattr(_served, "CONNECT_SECONDS", 10.0)
+        drained: list[socket.socket] = []
+        drain = threading.Timer(0.2, lambda: drained.extend(listener.accept()[0] for _ in queued))
+        drain.start()
+        sock = _served._connected(path)  # waits until the queue has room
+        drain.join()
+        sock.close()
+        for conn in drained:
+            conn.close()
+    finally:
+        for probe in queued:
+            probe.close()
+        listener.close()
+
+
 def test_a_bad_socket_path_is_one_clear_error(tmp_path) -> None:
     env = dict(os.environ, PYTHONPATH=str(SRC))
     bad = str(tmp_path / "no" / "such" / "folder.sock")

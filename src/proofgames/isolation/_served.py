@@ -96,13 +96,38 @@ def launcher(argv: list[str], env: Mapping[str, str] | None) -> Launch | None:
     return launch
 
 
+def _connected(path: str) -> socket.socket:
+    """A socket connected to ``path``, waiting up to :data:`CONNECT_SECONDS` for room.
+
+    A Unix socket whose server's queue of unanswered connections is full refuses at once
+    (``EAGAIN``) rather than waiting, even with a timeout; the server drains its queue (it
+    drops the oldest idle ones), so a burst of other connections only delays V.
+
+    Raises:
+        ServerUnavailable: no server at ``path``, or no room in its queue in time.
+    """
+    deadline = time.monotonic() + CONNECT_SECONDS
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(CONNECT_SECONDS)
+        try:
+            sock.connect(path)
+            return sock
+        except BlockingIOError as exc:  # the queue is full for now
+            sock.close()
+            if time.monotonic() >= deadline:
+                raise ServerUnavailable(f"cannot connect: {exc.strerror or exc}") from None
+            time.sleep(0.002)
+        except OSError as exc:
+            sock.close()
+            raise ServerUnavailable(f"cannot connect: {exc.strerror or exc}") from None
+
+
 def _connect(path: str) -> socket.socket:
     if not all(hasattr(socket, x) for x in ("AF_UNIX", "SO_PEERCRED", "send_fds")):
         raise ServerUnavailable("this platform cannot pass pipes to a server (Linux only)")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(CONNECT_SECONDS)
+    sock = _connected(path)
     try:
-        sock.connect(path)
         creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         uid = struct.unpack("3i", creds)[1]
         if uid != os.getuid():
