@@ -21,21 +21,18 @@ Run: ``.venv/bin/python benchmarks/bench_checkpoints.py [--repeat 5] [--json] [-
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
+import _cpu_publish
 from bench_deterministic import BB5_STEPS
 from bench_startup import byte_compiled
-
-from proofgames.reporting import replace_block, write_atomic, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 BUDGETS_MIB = (1, 2, 4, 8, 16, 32)
@@ -128,29 +125,10 @@ def markdown(r: dict[str, Any]) -> str:
 
 def publish(result: dict[str, Any]) -> str:
     """results/checkpoints.{json,md} and the docs/performance.md block."""
-    results = ROOT / "benchmarks" / "results"
-    write_json(results / "checkpoints.json", result, indent=2)
-    md = (
-        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, CPython "
-        f"{platform.python_version()} (`.venv/bin/python benchmarks/bench_checkpoints.py "
-        f"--publish`).\n\n" + markdown(result)
+    return _cpu_publish.publish(
+        "checkpoints", "bench_checkpoints.py", "checkpoints", result, markdown(result)
     )
-    write_atomic(results / "checkpoints.md", md)
-    replace_block(ROOT / "docs" / "performance.md", "bench:checkpoints", md)
-    return md
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--publish", action="store_true")
-    args = parser.parse_args()
-    result = measure(args.repeat)
-    if args.publish:
-        publish(result)
-    print(json.dumps(result, indent=2) if args.json else markdown(result))
 
 
 if __name__ == "__main__":
-    main()
+    _cpu_publish.main(__doc__.splitlines()[0], measure, markdown, publish, repeat=5)

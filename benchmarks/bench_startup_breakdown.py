@@ -27,7 +27,6 @@ Run: ``.venv/bin/python benchmarks/bench_startup_breakdown.py [--repeat 3] [--js
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -39,10 +38,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _cpu_publish
 from bench_deterministic import BB5_STEPS
 from bench_startup import byte_compiled, c_loop
-
-from proofgames.reporting import replace_block, write_atomic, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -184,28 +182,11 @@ def markdown(r: dict[str, Any]) -> str:
 
 def publish(result: dict[str, Any]) -> None:
     """results/startup_breakdown.{json,md} and the docs/performance.md block."""
-    results = ROOT / "benchmarks" / "results"
-    write_json(results / "startup_breakdown.json", result, indent=2)
-    md = (
-        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, CPython "
-        f"{platform.python_version()} (`.venv/bin/python benchmarks/bench_startup_breakdown.py "
-        f"--publish`).\n\n" + markdown(result)
-    )
-    write_atomic(results / "startup_breakdown.md", md)
-    replace_block(ROOT / "docs" / "performance.md", "bench:startup-breakdown", md)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--publish", action="store_true")
-    args = parser.parse_args()
-    result = measure(args.repeat)
-    if args.publish:
-        publish(result)
-    print(json.dumps(result, indent=2) if args.json else markdown(result))
+    _cpu_publish.publish(
+        "startup_breakdown", "bench_startup_breakdown.py", "startup-breakdown", result,
+        markdown(result),
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
-    main()
+    _cpu_publish.main(__doc__.splitlines()[0], measure, markdown, publish, repeat=3)
