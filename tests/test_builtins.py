@@ -87,3 +87,32 @@ def test_an_unknown_name_lists_every_built_in() -> None:
     assert isinstance(message, str)
     assert message.startswith("unknown protocol 'no-such'; registered: ")
     assert all(name in message for name in _builtins.PROTOCOLS)
+
+
+def test_a_plugin_cannot_take_a_built_in_name_before_it_loads() -> None:
+    """Registered first, a plugin's ``bisection`` (or bisection's B ``honest``) would shadow
+    the built-in; the built-in's module is loaded first, so the plugin's is refused."""
+    said = _fresh(
+        "from proofgames.errors import RegistryError\n"
+        "from proofgames.protocols import _catalog\n"
+        "from proofgames.strategies import register_strategy, strategy_names\n"
+        "out = []\n"
+        "try:\n"
+        "    _catalog._PROTOCOLS.add('bisection', 'impostor')\n"
+        "except RegistryError as exc:\n"
+        "    out.append(str(exc))\n"
+        "try:\n"
+        "    register_strategy('bisection', 'B', 'honest')(lambda: None)\n"
+        "except RegistryError as exc:\n"
+        "    out.append(str(exc))\n"
+        "register_strategy('bisection', 'B', 'mine')(lambda: None)  # a new name: taken\n"
+        "out.append(type(_catalog.get_protocol('bisection')).__name__)\n"
+        "out.append(strategy_names('bisection', 'B'))\n"
+        "print(json.dumps(out))\n"
+    )
+    assert said == [
+        "protocol 'bisection' is already registered",
+        "strategy 'honest' is already registered for bisection B",
+        "ProtocolInfo",
+        ["honest", "first", "mine", "random", "second"],
+    ]

@@ -85,7 +85,13 @@ class NameRegistry(Generic[Item]):
         self._builtins = dict(builtins or {})
 
     def add(self, name: str, item: Item) -> Item:
-        """Register ``item`` under ``name``."""
+        """Register ``item`` under ``name``; a built-in's name is taken by its module first.
+
+        (A module that is registering itself is already being imported: importing it again
+        is a no-op, and another thread's import waits for it.)
+        """
+        if name in self._builtins and name not in self._items:
+            importlib.import_module(self._builtins[name])
         if name in self._items:
             raise RegistryError(f"{self.what} {name!r} is already registered")
         self._items[name] = item
@@ -345,6 +351,7 @@ def register_strategy(
 
     def decorate(factory: P) -> P:
         key = (protocol, role, name)
+        _load_strategies(protocol)  # the built-ins first: a plugin cannot take their names
         if key in _ABOUT:
             raise RegistryError(f"strategy {name!r} is already registered for {protocol} {role}")
         registry = _STRATEGIES.setdefault((protocol, role), SpecRegistry("strategy"))
