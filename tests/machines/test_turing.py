@@ -122,6 +122,8 @@ def test_configuration_of_the_wrong_size_is_rejected():
         tm.validate(Configuration(0, 0, bytes(3)))
     with pytest.raises(ConfigurationError, match="symbol 5"):
         tm.validate(Configuration(0, 0, bytes([0, 5, 0, 0])))
+    with pytest.raises(ConfigurationError, match=r"symbol 255; symbols are 0\.\.1"):
+        tm.validate(Configuration(0, 0, bytes([2, 255, 1, 7])))  # the largest is named
     with pytest.raises(ConfigurationError, match="head 9"):
         tm.validate(Configuration(0, 9, bytes(4)))
     with pytest.raises(ConfigurationError, match="state 7"):
