@@ -90,17 +90,20 @@ class NameRegistry(Generic[Item]):
         (A module that is registering itself is already being imported: importing it again
         is a no-op, and another thread's import waits for it.)
         """
-        if name in self._builtins and name not in self._items:
-            importlib.import_module(self._builtins[name])
+        self._load_builtin(name)
         if name in self._items:
             raise RegistryError(f"{self.what} {name!r} is already registered")
         self._items[name] = item
         return item
 
+    def _load_builtin(self, name: str) -> None:
+        """Import the module that registers the built-in ``name``, if it is one not yet there."""
+        if name in self._builtins and name not in self._items:
+            importlib.import_module(self._builtins[name])
+
     def _find(self, name: str) -> bool:
         """Whether ``name`` is registered, after importing its built-in module or the plugins."""
-        if name not in self._items and name in self._builtins:
-            importlib.import_module(self._builtins[name])
+        self._load_builtin(name)
         if name not in self._items:
             plugins.ensure_loaded()  # a plugin may register it
         return name in self._items
