@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -297,3 +298,35 @@ def test_a_stopped_server_cannot_make_v_wait(tmp_path, monkeypatch) -> None:
         os.kill(proc.pid, signal.SIGCONT)
         proc.terminate()
         proc.wait(30)
+
+
+def test_letting_go_of_a_child_that_has_no_group_yet_does_not_wedge_the_server(tmp_path) -> None:
+    """V can let go before the forked child has run ``setsid()``: its process group is
+    then not its own, so killing the group misses it and the server's ``waitpid`` waited
+    for ever (the whole server with it; test_v_letting_go_kills_the_child failed so about
+    one run in five). The child itself is killed too."""
+    import socket
+    import threading
+
+    from proofgames.isolation.server import PartyServer, _Conn
+
+    server = PartyServer(str(tmp_path / "drop.sock"))
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:  # a child still in the server's process group, waiting (as for a hello)
+        time.sleep(60)
+        os._exit(0)
+    conn = _Conn(ours, pid=pid)
+    dropping = threading.Thread(target=server._drop, args=(conn,), kwargs={"kill": True})
+    try:
+        dropping.start()
+        dropping.join(10)
+        assert not dropping.is_alive(), "the server waited for a child it had not killed"
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # killed and reaped by the server
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        dropping.join(10)
+        theirs.close()
+        server.close()

@@ -268,7 +268,9 @@ class PartyServer:
                 os.close(fd)
         if conn.pid is not None and kill:  # V let go: whatever is left of the child goes
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(conn.pid, signal.SIGKILL)
+                os.killpg(conn.pid, signal.SIGKILL)  # the child and what it started
+            with contextlib.suppress(ProcessLookupError):  # before its setsid() the group is
+                os.kill(conn.pid, signal.SIGKILL)  # not its own: waitpid would wait for ever
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(conn.pid, 0)
 
