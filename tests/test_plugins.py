@@ -58,6 +58,26 @@ def test_a_debate_of_built_ins_does_not_scan_the_entry_points(tmp_path):
     assert res.stdout.split() == ["False", "False"]
 
 
+def test_built_ins_are_not_plugins_so_isolated_children_scan_nothing():
+    # The built-in instance kinds register functools.partial objects, whose __module__ is
+    # "functools": once noted as a plugin, every isolated prover's process was told to
+    # import it (PROOFGAMES_PLUGINS=functools, the standard library's folder put first on
+    # PYTHONPATH) and scanned every installed distribution's entry points (8-10 ms a child).
+    env = {k: v for k, v in os.environ.items() if k != "PROOFGAMES_PLUGINS"}
+    res = _run(
+        """
+        from proofgames import plugins
+        from proofgames.isolation import server
+        from proofgames.isolation._served import launcher  # noqa: F401
+        server.warm_up()  # every protocol, strategy and instance kind, and two debates
+        print(plugins.registered(), sorted(plugins.child_environment({})))
+        """,
+        env,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[] ['PROOFGAMES_PLUGINS']"
+
+
 def test_a_name_only_a_plugin_registers_loads_the_plugins_and_is_found(tmp_path):
     env = _installed(tmp_path, PLUGIN)
     res = _run(

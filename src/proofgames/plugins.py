@@ -32,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -54,7 +55,18 @@ _LOADING = threading.RLock()
 
 
 def note(obj: object) -> None:
-    """Remember the module that defined ``obj`` when it is not part of proofgames."""
+    """Remember the module that defined ``obj`` when it is not part of proofgames.
+
+    A ``functools.partial`` is its function's (its own ``__module__`` is ``functools``).
+
+    Example:
+        >>> import functools
+        >>> note(functools.partial(registered))  # proofgames' own: nothing to note
+        >>> "functools" in registered()
+        False
+    """
+    while isinstance(obj, functools.partial):
+        obj = obj.func
     module = getattr(obj, "__module__", None)
     if type(module) is str and module != "__main__" and module.split(".")[0] != "proofgames":
         _REGISTERED[module] = None

@@ -210,6 +210,11 @@ class _Link:
             if _kind(msg) != "ready":
                 self._broken(PartyError(f"{self.label} sent {_shown(msg)} instead of ready"))
                 raise self.failure  # type: ignore[misc]
+            try:
+                self.child.compress = wire.accepts(msg)
+            except wire.Malformed as exc:
+                self._broken(PartyError(f"{self.label} sent a malformed ready: {exc.reason}"))
+                raise self.failure from None  # type: ignore[misc]
             self._ready = True
         return self.child
 
@@ -306,7 +311,7 @@ class IsolatedPlayer:
         hello: dict[str, Any] = {
             "type": "hello", "protocol": game.protocol, "role": role,
             "instance": game.inst.description, "claim": game.claim, "seed": seed,
-            "timeout": game.timeout, "sampling": game.sampling,
+            "timeout": game.timeout, "sampling": game.sampling, "encodings": list(wire.ENCODINGS),
         }  # fmt: skip
         if witness is not None:
             hello["witness"] = witness

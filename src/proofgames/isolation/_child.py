@@ -74,6 +74,7 @@ class ChildProcess:
         self._tail = bytearray()
         self._lock = threading.Lock()
         self._killed = False
+        self.compress = False  # the peer reads compressed bytes (its ready said so)
         self.proc: Any  # a Popen, or what ``launch`` returned
         if launch is not None:
             self.proc = launch(list(argv), env, cwd)
@@ -107,7 +108,7 @@ class ChildProcess:
 
     def send(self, message: object, deadline: float) -> None:
         """Write one message; raise ``TimeoutError`` (after killing it) if it stops reading."""
-        data = memoryview(wire.encode(message))
+        data = memoryview(wire.encode(message, compress=self.compress))
         with selectors.DefaultSelector() as sel:
             sel.register(self._in, selectors.EVENT_WRITE)
             while data:

@@ -60,10 +60,15 @@ class Channel:
             os.dup2(2, 1)
             sys.stdout = sys.stderr
         self._out = out
+        self.compress = False  # V reads compressed bytes (its hello said so)
 
     def send(self, message: object) -> None:
         """Write one message (encoding errors raise before anything is written)."""
-        self.write(wire.encode(message))
+        self.write(self.encode(message))
+
+    def encode(self, message: object) -> bytes:
+        """One message as V reads it (compressed where the hello allowed)."""
+        return wire.encode(message, compress=self.compress)
 
     def write(self, line: bytes) -> None:
         """Write one encoded line and flush it."""
@@ -193,9 +198,9 @@ def serve(server: Session, channel: Channel) -> int:
             if type(msg) is not dict or msg.get("type") != "call":
                 raise ProtocolError("expected a call")
             value = server.call(msg.get("method"), msg.get("args"))
-            line = wire.encode({"type": "result", "value": value, **server.costs()})
+            line = channel.encode({"type": "result", "value": value, **server.costs()})
         except (Exception, SystemExit) as exc:  # the strategy failed: report, keep serving
-            line = wire.encode({"type": "error", "message": describe_exception(exc)[:2000]})
+            line = channel.encode({"type": "error", "message": describe_exception(exc)[:2000]})
         channel.write(line)
     return 0
 
@@ -230,11 +235,12 @@ def run_party(
     try:
         if type(hello) is not dict or hello.get("type") != "hello":
             raise ProtocolError("the first message must be the hello")
+        channel.compress = wire.accepts(hello)
         server = build(args[0], hello, channel)
     except Exception as exc:
         channel.send({"type": "error", "message": describe_exception(exc)[:2000]})
         return 1
-    channel.send({"type": "ready"})
+    channel.send({"type": "ready", "encodings": list(wire.ENCODINGS)})
     prepare = getattr(server, "prepare", None)
     if callable(prepare):
         prepare()  # heavy set-up overlaps the other prover's (V's first call waits for it)
