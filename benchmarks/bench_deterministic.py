@@ -16,10 +16,13 @@ Run:  .venv/bin/python benchmarks/bench_deterministic.py
 from __future__ import annotations
 
 import platform
+import resource
 import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from proofgames.machines import CNF, SatProblem, TableauTranscript, TuringMachine, planted_3sat
@@ -58,6 +61,36 @@ int main(void) {
   return 0;
 }
 """
+
+
+Run = tuple[float, float]  # (wall seconds, CPU seconds of the process and its children)
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@contextmanager
+def c_loop() -> Iterator[Callable[[], Run] | None]:
+    """Times one C run of bb5: (its own clock, its CPU); ``None`` without a C compiler."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        yield None
+        return
+    with tempfile.TemporaryDirectory() as d:
+        src, exe = Path(d) / "tm.c", Path(d) / "tm"
+        src.write_text(C_LOOP.replace("rep < 3", "rep < 1"))  # one run of the loop, not 3
+        subprocess.run([cc, "-O2", "-o", str(exe), str(src)], check=True)
+
+        def run() -> Run:
+            cpu = children_cpu()
+            out = subprocess.run([str(exe)], capture_output=True, text=True, check=True)
+            steps, secs = out.stdout.split()
+            assert int(steps) == BB5_STEPS, steps
+            return float(secs), children_cpu() - cpu
+
+        yield run
 
 
 def c_loop_rate() -> float | None:

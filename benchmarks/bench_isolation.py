@@ -13,7 +13,11 @@ Measures, in one run on this machine, as ratios isolated / in-process:
     (``prepare``), so on two free cores the wall time of honest A vs honest B drops
     towards one run, while on one core it cannot;
   * the standalone prover (``examples/standalone_bisection_prover.py``, no proofgames
-    import) as A against isolated honest B (a program: always started).
+    import) as A against isolated honest B (a program: always started);
+  * two floors written here: for each message, a minimal ping-pong of the same encoded
+    line with a Python process that parses it (``json.loads``) and answers a constant
+    line over pipes; for the debates, one run of bb5 by the C loop of
+    ``bench_deterministic.py`` (``gcc -O2``, its own clock), taken in the same rounds.
 
 The load average and the CPUs this process may use are recorded; run it pinned (``taskset
 -c 0``) on a machine whose other core is busy, and the figures are one core's.
@@ -32,12 +36,16 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench_startup import c_loop
+
+from proofgames import wire
 from proofgames.harness import play, resolve_instance
 from proofgames.isolation import isolated_players
 from proofgames.isolation._served import ENV
@@ -47,7 +55,7 @@ from proofgames.protocols._common import Debate
 from proofgames.protocols.bisection import BisectionState
 from proofgames.reporting import write_atomic, write_json
 from proofgames.strategies import make_strategy
-from proofgames.wire import as_choice, as_int
+from proofgames.wire import as_choice, as_int, configuration_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 PROVER = [sys.executable, str(ROOT / "examples" / "standalone_bisection_prover.py")]
@@ -64,17 +72,49 @@ def _per_call(party: Any, args: tuple[Any, ...], method: str, parse: Any, n: int
     return statistics.median(times)
 
 
+FLOOR_CHILD = """
+import os, sys, json
+out = os.fdopen(1, "wb", buffering=0)
+for line in sys.stdin.buffer:
+    json.loads(line)
+    out.write(b'{"type":"result","value":"second","work":0,"queries":0}\\n')
+"""
+
+
+def pipe_floor(line: bytes, n: int) -> float:
+    """Median seconds of a minimal round trip of ``line``: a child parses it and answers."""
+    proc = subprocess.Popen([sys.executable, "-c", FLOOR_CHILD], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    fd, times = proc.stdin.fileno(), []
+    try:
+        for _ in range(max(1, n // 10)):
+            start = time.perf_counter()
+            for _ in range(10):
+                os.write(fd, line)
+                proc.stdout.readline()
+            times.append((time.perf_counter() - start) / 10)
+    finally:
+        proc.stdin.close()
+        proc.wait()
+    return statistics.median(times)
+
+
 def _message_case(protocol: str, spec: str, b: str, method: str, n_iso: int) -> dict[str, Any]:
     inst = resolve_instance(protocol, spec)
     machine = inst.target
-    if protocol == "bisection":
-        start = machine.initial()
-        args: tuple[Any, ...] = (BisectionState(start, start, inst.steps), start)
+    if protocol == "bisection":  # configurations of the real run, a dispute of round 2
+        t = inst.steps // 4
+        start, mid, end = (machine.advance(machine.initial(), k * t) for k in (1, 2, 3))
+        args: tuple[Any, ...] = (BisectionState(start, end, 2 * t, t, 1), mid)
+        sent = [configuration_dict(start), configuration_dict(end)]
+        plain: list[Any] = [{"start": sent[0], "end": sent[1], "length": 2 * t,
+                             "start_time": t, "round": 1}, configuration_dict(mid)]  # fmt: skip
 
         def parse(r: object) -> object:
             return as_choice(r, ("first", "second"), "dispute")
     else:
-        args = (lambda positions: None,)
+        args, plain = (lambda positions: None,), []
 
         def parse(r: object) -> object:
             return as_int(r, "challenge")
@@ -86,7 +126,10 @@ def _message_case(protocol: str, spec: str, b: str, method: str, n_iso: int) -> 
     with isolated_players(protocol, inst, 1, "honest", b, Options()) as (xa, xb):
         d = Debate(protocol, xa, xb, None, 0)
         isolated = _per_call(d.parties["B"], (ctx, *args), method, parse, n_iso)
-    return {"in_process_s": inproc, "isolated_s": isolated, "ratio": isolated / inproc}
+    line = wire.encode({"type": "call", "method": method, "args": plain}, compress=True)
+    floor = pipe_floor(line, n_iso)
+    return {"in_process_s": inproc, "isolated_s": isolated, "ratio": isolated / inproc,
+            "floor_s": floor, "line_bytes": len(line), "over_floor": isolated / floor}  # fmt: skip
 
 
 MODES = ("in-process", "process", "served")  # served: forked by the party server
@@ -127,15 +170,29 @@ def _one(protocol: str, inst: Any, a: Any, mode: str, server: int) -> tuple[floa
     return wall, cpu, out.costs.seconds
 
 
-def _debate_case(protocol: str, a: Any, repeat: int, server: int) -> dict[str, Any]:
-    """Each mode once per round, round-robin, ``repeat`` rounds: medians and ratios."""
+def _debate_case(
+    protocol: str, a: Any, repeat: int, server: int, c_run: Any = None
+) -> dict[str, Any]:
+    """Each mode once per round, round-robin, ``repeat`` rounds: medians and ratios.
+
+    With ``c_run``, one C run of bb5 per round too: ``c_wall_s`` and each mode's wall / C.
+    """
     inst = resolve_instance(protocol, "bb5")
     modes = MODES if a == "honest" else MODES[1:]
     runs: dict[str, list[tuple[float, float, float]]] = {m: [] for m in modes}
+    c_walls = []
     for _ in range(repeat):
         for mode in modes:
             runs[mode].append(_one(protocol, inst, a, mode, server))
+        if c_run is not None:
+            c_walls.append(c_run()[0])
     out: dict[str, Any] = {"runs": runs}
+    if c_walls:
+        out["c_walls"], out["c_wall_s"] = c_walls, statistics.median(c_walls)
+        for mode in modes:
+            out[f"{mode}_over_c_wall"] = (
+                statistics.median(r[0] for r in runs[mode]) / out["c_wall_s"]
+            )
     for mode, rs in runs.items():
         for i, what in enumerate(("wall", "cpu", "debate_only")):
             out[f"{mode}_{what}_s"] = statistics.median(r[i] for r in rs)
@@ -154,7 +211,11 @@ def measure(repeat: int, n_iso: int) -> dict[str, Any]:
                "platform": platform.platform(),
                "cpu_affinity": sorted(os.sched_getaffinity(0))}  # fmt: skip
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory() as d, serving(Path(d) / "party.sock") as server:
+    with (
+        c_loop() as c_run,
+        tempfile.TemporaryDirectory() as d,
+        serving(Path(d) / "party.sock") as server,
+    ):
         os.environ[ENV] = str(Path(d) / "party.sock")  # read by _one's served mode only
         try:
             messages = {
@@ -167,7 +228,7 @@ def measure(repeat: int, n_iso: int) -> dict[str, Any]:
             }
             debates = {
                 "bisection bb5, honest A vs honest B": _debate_case(
-                    "bisection", "honest", repeat, server.pid
+                    "bisection", "honest", repeat, server.pid, c_run
                 ),
                 "cross-examination bb5, honest A vs honest B": _debate_case(
                     "cross-examination", "honest", repeat, server.pid
@@ -202,13 +263,15 @@ def table(res: dict[str, Any]) -> str:
         f"{lb[2]:.2f} after. CPU: V's process and every prover's (started: V's reaped "
         "children; served: the party server's reaped children).",
         "",
-        "| per message | in-process | isolated | ratio |",
-        "|---|---:|---:|---:|",
+        "| per message | in-process | isolated | ratio | floor: the same line, pipe ping-pong "
+        "| isolated / floor |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name, r in res["messages"].items():
         lines.append(
             f"| {name} | {_fmt(r['in_process_s'], 'us')} | "
-            f"{_fmt(r['isolated_s'], 'us')} | {r['ratio']:,.0f}x |"
+            f"{_fmt(r['isolated_s'], 'us')} | {r['ratio']:,.0f}x | "
+            f"{_fmt(r['floor_s'], 'us')} ({r['line_bytes']:,} bytes) | {r['over_floor']:.1f}x |"
         )
     lines += [
         "",
@@ -228,6 +291,14 @@ def table(res: dict[str, Any]) -> str:
             for mode in MODES[1:]
         ]  # fmt: skip
         lines.append(f"| {name} | " + " | ".join(cells + ratios) + " |")
+    for name, r in res["debates"].items():
+        if "c_wall_s" in r:
+            shown = ", ".join(
+                f"{mode} {r[f'{mode}_wall_s']:.3f} s ({r[f'{mode}_over_c_wall']:.2f}x)"
+                for mode in MODES
+            )
+            lines += ["", f"{name}, wall medians against one C run of bb5 in the same rounds "
+                      f"({r['c_wall_s']:.3f} s, gcc -O2, its own clock): {shown}."]  # fmt: skip
     return "\n".join(lines)
 
 

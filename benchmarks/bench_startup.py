@@ -38,19 +38,15 @@ import json
 import os
 import platform
 import re
-import resource
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench_deterministic import BB5_STEPS, C_LOOP
+from bench_deterministic import BB5_STEPS, Run, c_loop, children_cpu
 from bench_isolation import served_cpu
 
 from proofgames.isolation._served import ENV
@@ -81,36 +77,6 @@ COMMANDS: dict[str, list[str]] = {
         PY, "-m", "proofgames", *DEBATE, "--prover-b", "honest", "--isolation", "process",
     ],
 }  # fmt: skip
-
-
-Run = tuple[float, float]  # (wall seconds, CPU seconds of the process and its children)
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-@contextmanager
-def c_loop() -> Iterator[Callable[[], Run] | None]:
-    """Times one C run of bb5: (its own clock, its CPU); ``None`` without a C compiler."""
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        yield None
-        return
-    with tempfile.TemporaryDirectory() as d:
-        src, exe = Path(d) / "tm.c", Path(d) / "tm"
-        src.write_text(C_LOOP.replace("rep < 3", "rep < 1"))  # one run of the loop, not 3
-        subprocess.run([cc, "-O2", "-o", str(exe), str(src)], check=True)
-
-        def run() -> Run:
-            cpu = _children_cpu()
-            out = subprocess.run([str(exe)], capture_output=True, text=True, check=True)
-            steps, secs = out.stdout.split()
-            assert int(steps) == BB5_STEPS, steps
-            return float(secs), _children_cpu() - cpu
-
-        yield run
 
 
 def byte_compiled(src: Path) -> None:
@@ -145,9 +111,9 @@ def _run(
     if server is not None:
         env[ENV] = server[0]
     served = 0.0 if server is None else served_cpu(server[1])
-    cpu, start = _children_cpu(), time.perf_counter()
+    cpu, start = children_cpu(), time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
-    wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+    wall, cpu = time.perf_counter() - start, children_cpu() - cpu
     if server is not None:
         cpu += served_cpu(server[1]) - served
         if "party server" in proc.stderr:  # it fell back: these are not served figures

@@ -32,6 +32,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -406,7 +407,10 @@ def isolated_players(
         int(s.generate_state(1, np.uint64)[0]) for s in np.random.SeedSequence(opts.seed).spawn(2)
     )
     try:
-        xa, xb = IsolatedPlayer(game, "A", a, sa), IsolatedPlayer(game, "B", b, sb)
+        with ThreadPoolExecutor(1) as pool:  # both start at once (a served fork waits)
+            started = pool.submit(IsolatedPlayer, game, "B", b, sb)
+            xa = IsolatedPlayer(game, "A", a, sa)
+            xb = started.result()
         xa.wait_ready()  # both processes start at once; no call is charged for start-up
         xb.wait_ready()
         yield xa, xb

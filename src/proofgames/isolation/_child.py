@@ -194,6 +194,7 @@ class ChildProcess:
             return self._tail.decode("utf-8", "replace")
 
     def _drain(self, stream: Any) -> None:
+        """Keep the tail of the party's stderr until it ends; then close the pipe (ours)."""
         try:
             while True:
                 chunk = stream.read1(_CHUNK) if hasattr(stream, "read1") else stream.read(_CHUNK)
@@ -204,6 +205,9 @@ class ChildProcess:
                     del self._tail[: max(0, len(self._tail) - STDERR_TAIL)]
         except (OSError, ValueError):  # the pipe was closed under us
             return
+        finally:
+            with contextlib.suppress(OSError):
+                stream.close()
 
     def kill(self) -> None:
         """SIGKILL the process group, reap the process and close the pipes (idempotent)."""
