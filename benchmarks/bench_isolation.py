@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_startup import c_loop
+from bench_deterministic import c_loop
 
 from proofgames import wire
 from proofgames.harness import play, resolve_instance
