@@ -3,6 +3,8 @@
 Measures, in one run on this machine, each as a fresh process timed from outside
 (``time.perf_counter`` around ``subprocess.run``), min and median of ``--repeat`` runs
 taken round-robin so that a change of load touches every row alike:
+  * ``python -c "import numpy"``, as is and with ``OPENBLAS_THREAD_TIMEOUT=4`` (what the
+    command line sets, :mod:`proofgames._blas`: the floor's numpy is the latter);
   * ``python -c "import proofgames"`` and ``proofgames --help``;
   * ``proofgames debate bisection --machine bb5 --steps 47176870 --claim 1`` in process
     and with ``--isolation process`` (both provers in their own processes), the provers'
@@ -49,6 +51,7 @@ from typing import Any
 from bench_deterministic import BB5_STEPS, Run, c_loop, children_cpu
 from bench_isolation import served_cpu
 
+from proofgames._blas import QUIET
 from proofgames.isolation._served import ENV
 from proofgames.isolation.server import serving
 from proofgames.reporting import replace_block, write_atomic, write_json
@@ -63,8 +66,10 @@ HONEST_SERVED = "debate bisection bb5, honest B, --isolation process, party serv
 SERVER_ROWS = (SERVED, HONEST_SERVED)
 DEBATE = ["debate", "bisection", "--machine", "bb5", "--steps", str(BB5_STEPS), "--claim", "1"]
 NUMPY = 'python -c "import numpy"'
+NUMPY_QUIET = 'python -c "import numpy", OPENBLAS_THREAD_TIMEOUT=4 (as the CLI sets it)'
 COMMANDS: dict[str, list[str]] = {
     NUMPY: [PY, "-c", "import numpy"],
+    NUMPY_QUIET: [PY, "-c", "import numpy"],
     'python -c "import proofgames"': [PY, "-c", "import proofgames"],
     "proofgames --help": [PY, "-m", "proofgames", "--help"],
     IN_PROCESS: [PY, "-m", "proofgames", *DEBATE],
@@ -77,6 +82,7 @@ COMMANDS: dict[str, list[str]] = {
         PY, "-m", "proofgames", *DEBATE, "--prover-b", "honest", "--isolation", "process",
     ],
 }  # fmt: skip
+COMMAND_ENV: dict[str, dict[str, str]] = {NUMPY_QUIET: QUIET}  # set for that command only
 
 
 def byte_compiled(src: Path) -> None:
@@ -97,6 +103,7 @@ def _run(
     src: Path,
     server: tuple[str, int] | None = None,
     clocks: list[float] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Run:
     """One command, start to exit, importing proofgames from ``src``: (wall, CPU) seconds.
 
@@ -108,6 +115,7 @@ def _run(
     the server's reaped children's.
     """
     env = {k: v for k, v in os.environ.items() if k != ENV} | {"PYTHONPATH": str(src)}
+    env |= extra_env or {}
     if server is not None:
         env[ENV] = server[0]
     served = 0.0 if server is None else served_cpu(server[1])
@@ -151,7 +159,8 @@ def measure(repeat: int, src: Path = ROOT / "src", baseline: Path | None = None)
         for name, argv in COMMANDS.items():
             for tree, path in trees.items():
                 if name not in SERVER_ROWS or tree == "this":  # the server runs this tree
-                    _run(argv, path, (sock, srv.pid) if name in SERVER_ROWS else None)
+                    server = (sock, srv.pid) if name in SERVER_ROWS else None
+                    _run(argv, path, server, None, COMMAND_ENV.get(name))
         for _ in range(repeat):
             if c_run is not None:
                 floor_runs.append(c_run())
@@ -160,7 +169,9 @@ def measure(repeat: int, src: Path = ROOT / "src", baseline: Path | None = None)
                     if name not in SERVER_ROWS or tree == "this":
                         server = (sock, srv.pid) if name in SERVER_ROWS else None
                         mine = clocks if (name, tree) == (IN_PROCESS, "this") else None
-                        runs[tree][name].append(_run(argv, path, server, mine))
+                        runs[tree][name].append(
+                            _run(argv, path, server, mine, COMMAND_ENV.get(name))
+                        )
     load_after = os.getloadavg()
     floor = _summary(floor_runs, None) if floor_runs else None
     rows = {tree: {name: _summary(r, floor) for name, r in per.items() if r}
@@ -189,10 +200,11 @@ def measure(repeat: int, src: Path = ROOT / "src", baseline: Path | None = None)
 
 def _floor(rows: dict[str, Any], clocks: list[float]) -> dict[str, float] | None:
     """What no Python command that runs this debate can go below: the interpreter and numpy
-    starting (``python -c "import numpy"``) plus the debate's own clock (medians)."""
+    starting (``python -c "import numpy"``, OpenBLAS quiet as the command line has it) plus
+    the debate's own clock (medians)."""
     if not clocks:
         return None
-    numpy_s = rows[NUMPY]["wall_median_s"]
+    numpy_s = rows[NUMPY_QUIET]["wall_median_s"]
     clock = statistics.median(clocks)
     command = rows[IN_PROCESS]["wall_median_s"]
     return {"numpy_s": numpy_s, "debate_clock_s": clock, "sum_s": numpy_s + clock,

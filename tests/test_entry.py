@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
 
@@ -46,3 +47,27 @@ def test_the_script_and_python_m_give_the_commands_status_and_output() -> None:
         text=True,
     )
     assert bad.returncode == 2 and bad.stderr.startswith("error:"), bad.stderr
+
+
+QUIET_PROBE = """
+import os, sys, types
+fake = types.ModuleType("proofgames.cli")
+fake.main = lambda: print(os.environ.get("OPENBLAS_THREAD_TIMEOUT"), "numpy" in sys.modules)
+sys.modules["proofgames.cli"] = fake
+from proofgames._entry import main
+main()
+"""
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "4"), ("12", "12")])
+def test_the_script_quiets_openblas_before_numpy_loads_unless_the_user_chose(
+    given: str | None, seen: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if given is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = given
+    out = subprocess.run(
+        [sys.executable, "-c", QUIET_PROBE], capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [seen, "False"]

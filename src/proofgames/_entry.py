@@ -12,6 +12,8 @@ On the bb5 bisection debate command these took about 20-30 ms and 20-45 ms of a 
 (``docs/performance.md``).  The collector runs as usual while the command itself runs.
 Only this entry does either: ``import proofgames.cli`` (a library user, the tests) and
 :func:`proofgames.cli.main` called in a process of its own leave the collector alone.
+It also keeps OpenBLAS's idle threads from spinning (:mod:`proofgames._blas`; about 0.1
+s of CPU a process) unless the user's environment says otherwise.
 Exit statuses and output are those of :func:`proofgames.cli.main`.
 
 Example:
@@ -25,13 +27,17 @@ Example:
 from __future__ import annotations
 
 import gc
+import os
 from typing import NoReturn
+
+from ._blas import quiet
 
 __all__ = ["main"]
 
 
 def main() -> NoReturn:
     """Run the command line (``sys.argv``) as the ``proofgames`` script does."""
+    quiet(os.environ)  # before NumPy loads (inherited by the processes this one starts)
     gc.disable()  # the imports make no garbage worth a collection
     try:
         from .cli import main as command_line

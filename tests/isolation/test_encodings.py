@@ -86,3 +86,22 @@ def test_a_ready_with_malformed_encodings_loses(tmp_path: Path, encodings: objec
     assert (out.winner, out.forfeit) == ("B", "A")
     assert "malformed ready: encodings must be a list of strings" in out.reason, out.reason
     _all_dead(pids)
+
+
+def test_v_starts_its_own_runners_with_openblas_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The prover processes V starts load NumPy at once: their idle OpenBLAS threads would
+    # spin ~0.1 s of CPU beside the other prover's run (proofgames._blas).
+    from proofgames import isolation
+
+    seen: list[dict[str, str] | None] = []
+    real = isolation.ChildProcess
+
+    def recording(argv, label, env=None, *args, **kw):  # type: ignore[no-untyped-def]
+        seen.append(None if env is None else dict(env))
+        return real(argv, label, env, *args, **kw)
+
+    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    monkeypatch.setattr(isolation, "ChildProcess", recording)
+    out = play("bisection", "bb2", claim=1, a="honest", b="honest", isolation="process")
+    assert out.winner == "A"
+    assert [e and e.get("OPENBLAS_THREAD_TIMEOUT") for e in seen] == ["4", "4"]

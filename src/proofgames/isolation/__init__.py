@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from .. import plugins, wire
+from .._blas import quiet
 from .._registry import StrategySpec, check_instance, make_strategy
 from ..errors import ProofgamesError
 from ..protocols import get_protocol, has_protocol, protocol_names
@@ -181,7 +182,7 @@ class _Link:
             src = str(Path(__file__).resolve().parent.parent)  # we registered
             old = os.environ.get("PYTHONPATH")
             env = dict(os.environ, PYTHONPATH=src + (os.pathsep + old if old else ""))
-            env = plugins.child_environment(env)
+            env = dict(quiet(plugins.child_environment(env)))
         try:
             self.child = ChildProcess(argv, label, env, launch=launcher(argv, env))
             self.child.send(hello, self.child.started + startup)
