@@ -182,7 +182,8 @@ class _Link:
             src = str(Path(__file__).resolve().parent.parent)  # we registered
             old = os.environ.get("PYTHONPATH")
             env = dict(os.environ, PYTHONPATH=src + (os.pathsep + old if old else ""))
-            env = dict(quiet(plugins.child_environment(env)))
+            env = plugins.child_environment(env)
+            quiet(env)  # they load NumPy at once: its idle threads must not spin
         try:
             self.child = ChildProcess(argv, label, env, launch=launcher(argv, env))
             self.child.send(hello, self.child.started + startup)
