@@ -50,12 +50,14 @@ from proofgames.harness import play, resolve_instance
 from proofgames.isolation import isolated_players
 from proofgames.isolation._served import ENV
 from proofgames.isolation.server import children_cpu, serving
+from proofgames.protocols import get_protocol
 from proofgames.protocols._catalog import Options
 from proofgames.protocols._common import Debate
 from proofgames.protocols.bisection import BisectionState
+from proofgames.protocols.roles import wire_arguments
 from proofgames.reporting import write_atomic, write_json
 from proofgames.strategies import make_strategy
-from proofgames.wire import as_choice, as_int, configuration_dict
+from proofgames.wire import as_choice, as_int
 
 ROOT = Path(__file__).resolve().parent.parent
 PROVER = [sys.executable, str(ROOT / "examples" / "standalone_bisection_prover.py")]
@@ -107,14 +109,11 @@ def _message_case(protocol: str, spec: str, b: str, method: str, n_iso: int) -> 
         t = inst.steps // 4
         start, mid, end = (machine.advance(machine.initial(), k * t) for k in (1, 2, 3))
         args: tuple[Any, ...] = (BisectionState(start, end, 2 * t, t, 1), mid)
-        sent = [configuration_dict(start), configuration_dict(end)]
-        plain: list[Any] = [{"start": sent[0], "end": sent[1], "length": 2 * t,
-                             "start_time": t, "round": 1}, configuration_dict(mid)]  # fmt: skip
 
         def parse(r: object) -> object:
             return as_choice(r, ("first", "second"), "dispute")
     else:
-        args, plain = (lambda positions: None,), []
+        args = (lambda positions: None,)
 
         def parse(r: object) -> object:
             return as_int(r, "challenge")
@@ -126,6 +125,7 @@ def _message_case(protocol: str, spec: str, b: str, method: str, n_iso: int) -> 
     with isolated_players(protocol, inst, 1, "honest", b, Options()) as (xa, xb):
         d = Debate(protocol, xa, xb, None, 0)
         isolated = _per_call(d.parties["B"], (ctx, *args), method, parse, n_iso)
+    plain, _ = wire_arguments(get_protocol(protocol).roles["B"].method(method), (ctx, *args))
     line = wire.encode({"type": "call", "method": method, "args": plain}, compress=True)
     floor = pipe_floor(line, n_iso)
     return {"in_process_s": inproc, "isolated_s": isolated, "ratio": isolated / inproc,

@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -39,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 import _cpu_publish
-from bench_deterministic import BB5_STEPS
-from bench_startup import byte_compiled, c_loop
+from bench_deterministic import BB5_STEPS, Run, c_loop, children_cpu
+from bench_startup import byte_compiled
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -82,20 +81,13 @@ print(json.dumps({{"stages": rows, "backend": tm._kernel.backend,
                   "numba_imported": "numba" in sys.modules}}))
 """
 
-Run = tuple[float, float]
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
 
 def _run(argv: list[str], backend: str) -> tuple[Run, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PROOFGAMES_KERNELS": backend}
     env.pop("PROOFGAMES_PARTY_SERVER", None)
-    cpu, start = _children_cpu(), time.perf_counter()
+    cpu, start = children_cpu(), time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
-    run = (time.perf_counter() - start, _children_cpu() - cpu)
+    run = (time.perf_counter() - start, children_cpu() - cpu)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr[-500:]}")
     return run, proc.stdout
