@@ -49,7 +49,7 @@ from proofgames import wire
 from proofgames.harness import play, resolve_instance
 from proofgames.isolation import isolated_players
 from proofgames.isolation._served import ENV
-from proofgames.isolation.server import children_cpu, serving
+from proofgames.isolation.server import busy_children, children_cpu, serving
 from proofgames.protocols import get_protocol
 from proofgames.protocols._catalog import Options
 from proofgames.protocols._common import Debate
@@ -145,10 +145,13 @@ def _cpu() -> float:
 
 
 def served_cpu(server: int) -> float:
-    """CPU of the server's reaped children, once it has reaped every one (V let them go)."""
-    kids = Path(f"/proc/{server}/task/{server}/children")
+    """CPU of the server's reaped children, once it has reaped every prover (V let them go).
+
+    A prover the server had forked ahead as a spare counts its warm-up too; idle spares,
+    not yet reaped, count nothing.
+    """
     end = time.monotonic() + 10
-    while kids.read_text().strip() and time.monotonic() < end:
+    while busy_children(server) and time.monotonic() < end:
         time.sleep(0.005)
     return children_cpu(server)
 

@@ -258,6 +258,8 @@ class CheckpointedRun:
         """The configuration after ``t`` steps (0 <= t <= steps)."""
         if not 0 <= t <= self.steps:
             raise IndexError(f"time {t} is outside the run [0, {self.steps}]")
+        if t == self.steps:  # the last checkpoint, however short its chunk
+            return self.final
         k = t // self.interval
         base_t, base = k * self.interval, self._checkpoints[k]
         for ct, cached in self._cache.items():

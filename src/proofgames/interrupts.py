@@ -37,6 +37,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import signal
 import threading
 from collections.abc import Iterator
@@ -44,7 +45,11 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (int(signal.SIGINT), int(signal.SIGTERM))
+#: :mod:`signal`'s C functions, without its conversions of every handler to an enum (which
+#: raise and catch a ValueError per call): a guard costs about 2 us instead of 18 us, once
+#: per call into a party.
+_raw: Any = importlib.import_module("_signal")
 
 
 class Interrupted(BaseException):
@@ -94,12 +99,12 @@ def handler(signum: int, frame: FrameType | None) -> None:
 
 def _ours(signum: int) -> bool:
     """Whether the current handler of ``signum`` is a default one (or ours) to replace."""
-    current = signal.getsignal(signum)
+    current = _raw.getsignal(signum)
     if current is handler:
         return True
     if signum == signal.SIGINT:
         return current is signal.default_int_handler
-    return current == signal.SIG_DFL
+    return bool(current == signal.SIG_DFL)
 
 
 @contextmanager
@@ -119,7 +124,7 @@ def guard() -> Iterator[None]:
         return  # that outlives the guard would leave it counted, and the handlers off)
     if not _depth:
         _previous.clear()
-        _previous.update({s: signal.signal(s, handler) for s in SIGNALS if _ours(s)})
+        _previous.update({s: _raw.signal(s, handler) for s in SIGNALS if _ours(s)})
         _received = None
     _depth += 1
     try:
@@ -128,7 +133,7 @@ def guard() -> Iterator[None]:
         _depth -= 1
         if not _depth:
             for s, old in _previous.items():
-                signal.signal(s, old)
+                _raw.signal(s, old)
             _previous.clear()
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import threading
 import zlib
 from typing import Any
 
@@ -286,11 +287,61 @@ def accepts(msg: object) -> bool:
     return "zlib" in names
 
 
+class _Packed:
+    """The last few compressed values, both ways: encoded once, sent and read many times.
+
+    A bisection debate sends each configuration's tape again and again (a round's start
+    and end are the last round's; A's midpoint goes on to B): ``encode`` finds a bytes
+    object it compressed or decoded lately (by identity: the cache holds it, so its id
+    is not reused) and ``decode`` the text of one, without compressing or inflating
+    again.  Values up to :data:`CACHED_BYTES` only; at most :data:`CACHED` of each.
+    """
+
+    CACHED = 16
+    CACHED_BYTES = 1 << 18
+
+    def __init__(self) -> None:
+        self._texts: dict[int, tuple[bytes, str]] = {}  # id(data) -> (data, text)
+        self._datas: dict[str, bytes] = {}  # text -> data
+        self._lock = threading.Lock()
+
+    def text(self, data: bytes) -> str | None:
+        """The ``__zlib__`` text of ``data`` (this very object), if it is cached."""
+        hit = self._texts.get(id(data))
+        return hit[1] if hit is not None and hit[0] is data else None
+
+    def data(self, text: str) -> bytes | None:
+        """The bytes whose ``__zlib__`` text is ``text``, if cached."""
+        return self._datas.get(text)
+
+    def keep(self, data: bytes, text: str) -> None:
+        """Remember that ``data`` travels as ``text`` (the oldest entries go)."""
+        if len(data) > self.CACHED_BYTES:
+            return
+        with self._lock:
+            self._texts.pop(id(data), None)
+            self._texts[id(data)] = (data, text)
+            self._datas.pop(text, None)
+            self._datas[text] = data
+            while len(self._texts) > self.CACHED:
+                del self._texts[next(iter(self._texts))]
+            while len(self._datas) > self.CACHED:
+                del self._datas[next(iter(self._datas))]
+
+
+_PACKED = _Packed()
+
+
 def _bytes_json(data: bytes, compress: bool) -> dict[str, str]:
     if compress and len(data) >= COMPRESS_MIN:
+        text = _PACKED.text(data)
+        if text is not None:
+            return {"__zlib__": text}
         packed = zlib.compress(data, 1)
         if len(packed) < len(data):
-            return {"__zlib__": base64.b64encode(packed).decode()}
+            text = base64.b64encode(packed).decode()
+            _PACKED.keep(data, text)
+            return {"__zlib__": text}
     return {"__bytes__": base64.b64encode(data).decode()}
 
 
@@ -333,7 +384,7 @@ def _from_json(raw: Any, depth: int, budget: list[int]) -> Any:
         if key == "__bytes__":
             return _b64(val)
         if key == "__zlib__":
-            return _inflate(_b64(val), budget)
+            return _unpacked(val, budget)
         if key == "__float__":
             if val not in ("nan", "inf", "-inf"):
                 raise Malformed(f"unknown float {val!r}")
@@ -341,6 +392,21 @@ def _from_json(raw: Any, depth: int, budget: list[int]) -> Any:
         if key == "__array__":
             return _array(val)
     return {k: _from_json(v, depth + 1, budget) for k, v in raw.items()}
+
+
+def _unpacked(text: object, budget: list[int]) -> bytes:
+    """One ``__zlib__`` value: from the cache, else inflated (and then cached)."""
+    if type(text) is not str:
+        raise Malformed("bytes must be base64 text")
+    data = _PACKED.data(text)
+    if data is None:
+        data = _inflate(_b64(text), budget)
+        _PACKED.keep(data, text)
+    elif len(data) > budget[0]:
+        raise Malformed(f"compressed bytes inflate to more than {MAX_LINE} bytes a message")
+    else:
+        budget[0] -= len(data)
+    return data
 
 
 def _inflate(packed: bytes, budget: list[int]) -> bytes:

@@ -113,3 +113,50 @@ def test_a_prover_process_answers_a_hostile_window_with_an_error_and_exits() -> 
     answer = json.loads(proc.stdout)
     assert proc.returncode == 1 and answer["type"] == "error"
     assert "tape window" in answer["message"] and "Traceback" not in proc.stderr
+
+
+def test_the_runner_lets_the_strategy_get_ahead_after_each_answer_is_out() -> None:
+    """``anticipate`` runs after the answer is written and before the next call is read,
+    so the work it does is on nobody's clock; one that raises changes nothing."""
+    from proofgames.isolation.party import serve
+
+    events: list[str] = []
+    calls = [{"type": "call", "method": "m", "args": [k]} for k in range(3)]
+
+    class Wire:
+        compress = False
+
+        def receive(self) -> Any:
+            events.append("read")
+            return calls.pop(0) if calls else None
+
+        def encode(self, message: object) -> bytes:
+            return json.dumps(message).encode()
+
+        def write(self, line: bytes) -> None:
+            events.append(f"wrote {json.loads(line)['value']}")
+
+    class Server:
+        def call(self, method: object, args: Any) -> int:
+            return int(args[0])
+
+        def costs(self) -> dict[str, int]:
+            return {"work": 0, "queries": 0}
+
+        def anticipate(self) -> None:
+            events.append("ahead")
+
+    assert serve(Server(), Wire()) == 0  # type: ignore[arg-type]
+    one = ["read", "wrote {}", "ahead"]
+    assert events == [e.format(k) for k in range(3) for e in one] + ["read"]
+
+    inst = resolve_instance("bisection", "bb3")
+    hello = {"type": "hello", "protocol": "bisection", "role": "B", "claim": 1, "seed": 0,
+             "instance": inst.description, "timeout": 5.0}  # fmt: skip
+    session = Session("honest", hello, Channel(io.BytesIO(), io.BytesIO()))
+
+    def broken(ctx: object) -> None:
+        raise RuntimeError("lost its way")
+
+    session.player.anticipate = broken
+    session.anticipate()  # dropped, as a failing prepare is: its calls then do the work

@@ -18,21 +18,23 @@ import pytest
 
 from proofgames.harness import play
 from proofgames.isolation import _served
+from proofgames.isolation._forked import PARTY_NAME, SPARE_NAME, WARMING_NAME
 from proofgames.isolation._served import ENV, ServedProcess, ServerUnavailable
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 ROOT = SRC.parent
+IDLE = (SPARE_NAME, WARMING_NAME)
 pytestmark = [
     pytest.mark.slow,  # each test starts a server (and warms it) or a V process
     pytest.mark.skipif(sys.platform != "linux", reason="the party server is Linux only"),
 ]
 
 
-def _start(path: Path) -> subprocess.Popen[str]:
+def _start(path: Path, *spares: str) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=str(SRC))
     env.pop(ENV, None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "proofgames.isolation.server", str(path)],
+        [sys.executable, "-m", "proofgames.isolation.server", str(path), *spares],
         stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
     )  # fmt: skip
     assert proc.stderr is not None
@@ -51,17 +53,41 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]
     assert not path.exists()  # it removes its socket on the way out
 
 
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (zombies included), from /proc."""
+def _children(pid: int, *, spares: bool = False) -> list[int]:
+    """The processes whose parent is ``pid`` (zombies included), from /proc.
+
+    Spares, warm or warming, are left out; with ``spares``, only the warm ones are kept.
+    """
     found = []
     for entry in os.listdir("/proc"):
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+            text = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
             continue
-        if int(stat[1]) == pid:
+        name, stat = text[text.index("(") + 1 : text.rindex(")")], text.rsplit(")", 1)[1].split()
+        if int(stat[1]) == pid and (name == SPARE_NAME if spares else name not in IDLE):
             found.append(int(entry))
     return found
+
+
+@pytest.fixture(scope="module")
+def bare_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """A server without spares: it forks each child on request."""
+    path = tmp_path_factory.mktemp("bare") / "party.sock"
+    proc = _start(path, "--spares", "0")
+    yield str(path), proc.pid
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+
+
+def _warm_spares(pid: int, count: int = 2, seconds: float = 30.0) -> set[int]:
+    """Wait until the server has ``count`` warm spares (named so once warm); their pids."""
+    end = time.monotonic() + seconds
+    while len(found := _children(pid, spares=True)) < count:
+        assert time.monotonic() < end, f"the server has {len(found)} warm spares, not {count}"
+        time.sleep(0.02)
+    time.sleep(0.2)  # each has said so on its socket by now
+    return set(found)
 
 
 def _wait_gone(pid: int, seconds: float = 10.0) -> bool:
@@ -85,9 +111,17 @@ def test_a_debate_through_the_server_is_the_in_process_one(server, monkeypatch) 
     assert _wait_gone(server[1])  # every child reaped once V let go
 
 
-def test_the_child_is_a_fresh_process_with_v_s_setting(server, tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("source", ["spare", "fork"])
+def test_the_child_is_a_fresh_process_with_v_s_setting(
+    source, server, bare_server, tmp_path, monkeypatch
+) -> None:
+    """Handed to a warm spare or forked on request, the child is set up the same."""
     import resource
 
+    if source == "spare":
+        spares = _warm_spares(server[1])
+    else:
+        server, spares = bare_server, set()
     monkeypatch.chdir(tmp_path)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 200), hard))
@@ -97,6 +131,8 @@ def test_the_child_is_a_fresh_process_with_v_s_setting(server, tmp_path, monkeyp
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     try:
         time.sleep(0.3)  # let it set itself up and block on its hello
+        assert (child.pid in spares) == (source == "spare")
+        assert Path(f"/proc/{child.pid}/comm").read_text().strip() == PARTY_NAME
         stat = Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()
         assert int(stat[1]) == server[1]  # forked by the server
         assert os.getsid(child.pid) == child.pid  # its own session and process group
@@ -135,6 +171,7 @@ def _v(script: str, server_path: str | None) -> dict:
 
 @pytest.mark.parametrize("how", sorted(HOSTILE))
 def test_a_hostile_child_under_the_server_loses(server, how: str) -> None:
+    _warm_spares(server[1])  # played by a spare: V's environment names the plugin
     result = _v(
         textwrap.dedent(f"""
         proofgames.plugins.load()
@@ -185,10 +222,15 @@ def test_a_server_of_other_code_refuses_and_v_starts_the_party(server, monkeypat
     assert out.winner == "A"
 
 
-def test_v_letting_go_kills_the_child(server) -> None:
+@pytest.mark.parametrize("how", ["connection closed", "let go"])
+def test_v_letting_go_kills_the_child(server, how: str) -> None:
     child = ServedProcess(server[0], "honest", None, None)
     assert child.poll() is None
-    child._release()  # V's end of the connection closes (say, V died)
+    if how == "let go":  # the end of a debate: V does not wait for the exit
+        child.let_go()
+        assert child.poll() == -signal.SIGKILL
+    else:
+        child._release()  # V's end of the connection closes (say, V died)
     assert _wait_gone(server[1])
 
 
@@ -330,3 +372,73 @@ def test_letting_go_of_a_child_that_has_no_group_yet_does_not_wedge_the_server(t
         dropping.join(10)
         theirs.close()
         server.close()
+
+
+def test_spares_come_back_once_the_server_is_quiet(server, monkeypatch) -> None:
+    before = _warm_spares(server[1])
+    monkeypatch.setenv(ENV, server[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = play("bisection", "bb3", claim=1, a="honest", b="honest", isolation="process")
+    assert out.winner == "A"
+    after = _warm_spares(server[1])  # two new ones, forked once the debate was over
+    assert not before & after
+    assert _wait_gone(server[1])  # the two that played were reaped
+
+
+def test_a_stopped_or_killed_spare_is_never_handed_a_party(tmp_path, monkeypatch) -> None:
+    """Another process of the user may stop or kill an idle spare: the server drops it
+    (killed and reaped) and forks a child for the request instead."""
+    path = tmp_path / "spares.sock"
+    proc = _start(path)
+    try:
+        stopped, killed = sorted(_warm_spares(proc.pid))
+        os.kill(stopped, signal.SIGSTOP)
+        os.kill(killed, signal.SIGKILL)
+        monkeypatch.setenv(ENV, str(path))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = play("bisection", "bb3", claim=1, a="honest", b="honest", isolation="process")
+        assert (out.winner, out.forfeit) == ("A", None)
+        assert _wait_gone(proc.pid)
+        for pid in (stopped, killed):  # no longer the server's child, not even a zombie
+            assert pid not in _children(proc.pid, spares=True)
+            assert not Path(f"/proc/{pid}").exists() or _ppid(pid) != proc.pid
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError):
+        return None
+
+
+def test_stopping_the_server_ends_its_spares(tmp_path) -> None:
+    proc = _start(tmp_path / "stop.sock")
+    spares = _warm_spares(proc.pid)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    for pid in spares:  # killed and reaped by the server, not left to init
+        assert not Path(f"/proc/{pid}").exists() or _ppid(pid) is None
+
+
+@pytest.mark.parametrize("args", [["--spares"], ["--spares", "-1"], ["--spares", "x"],
+                                  ["--spares", "65"], ["--spares", "2"]])  # fmt: skip
+def test_a_bad_spares_count_is_the_usage(args) -> None:
+    """(The last: a count but no socket.)"""
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    out = subprocess.run([sys.executable, "-m", "proofgames.isolation.server", *args],
+                         capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert out.returncode == 2 and out.stderr.startswith("usage:"), out.stderr
+
+
+def test_the_command_line_keeps_the_server_s_default() -> None:
+    import inspect
+
+    from proofgames.cli.debate import party_server
+    from proofgames.isolation.server import SPARES
+
+    assert inspect.signature(party_server).parameters["spares"].default == SPARES

@@ -24,7 +24,7 @@ ALLOWED = {
     ("sweeps/_store.py", "open"): "a store appends one line per finished item",
     ("pvg/_bookkeeping.py", "open"): "a metric log appends one line per game step",
     ("judge/db.py", "open"): "the write gate's lock file: opened to be locked, never written",
-    ("isolation/server.py", "open"): "a forked party reopens its standard streams (fds 1, 2)",
+    ("isolation/_forked.py", "open"): "a forked party reopens its standard streams (fds 1, 2)",
 }
 
 

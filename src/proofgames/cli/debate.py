@@ -269,6 +269,14 @@ def party_server(
     socket: Annotated[
         Path, typer.Argument(help="the Unix socket to listen on (PROOFGAMES_PARTY_SERVER)")
     ],
+    spares: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=64,
+            help="children kept forked and warm ahead of requests (0: fork each on request)",
+        ),
+    ] = 2,
 ) -> None:
     """Serve isolated provers from one warm process: each is forked, not started anew.
 
@@ -287,5 +295,5 @@ def party_server(
         fail(f"the socket's folder {folder} does not exist")
     if socket.exists() and not socket.is_socket():
         fail(f"{socket} exists and is not a socket")
-    argv = [sys.executable, "-m", MODULE, str(socket)]
+    argv = [sys.executable, "-m", MODULE, str(socket), "--spares", str(spares)]
     os.execve(sys.executable, argv, os.environ | SINGLE_THREADED)  # BLAS before NumPy loads

@@ -185,8 +185,9 @@ class _Link:
             env = plugins.child_environment(env)
             quiet(env)  # they load NumPy at once: its idle threads must not spin
         try:
-            self.child = ChildProcess(argv, label, env, launch=launcher(argv, env))
-            self.child.send(hello, self.child.started + startup)
+            first = wire.encode(hello)  # the child reads it as soon as it starts
+            launch = launcher(argv, env, first)
+            self.child = ChildProcess(argv, label, env, launch=launch, first=first, startup=startup)
         except (OSError, ChildFailed, TimeoutError) as exc:
             self._broken(PartyError(f"{label}'s process could not be started: {exc}"))
 

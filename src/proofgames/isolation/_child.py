@@ -24,8 +24,9 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import math
 import os
-import selectors
+import select
 import signal
 import subprocess
 import threading
@@ -54,6 +55,9 @@ class ChildProcess:
         launch: what starts it, if not :class:`subprocess.Popen` (the party server's
             launcher, :func:`proofgames.isolation._served.launcher`): called with
             ``(argv, env, cwd)``, it returns a process with ``Popen``'s pipes and methods.
+        first: bytes to write first (an encoded message), within ``startup`` seconds;
+            the part a launched process has already taken (its ``unsent``) is skipped.
+        startup: the seconds ``first`` may take to write.
 
     Raises:
         OSError: if the program cannot be started.
@@ -66,6 +70,8 @@ class ChildProcess:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         launch: Callable[[list[str], Mapping[str, str] | None, str | None], Any] | None = None,
+        first: bytes = b"",
+        startup: float = 60.0,
     ) -> None:
         self.label = label
         self.started = time.monotonic()
@@ -84,7 +90,13 @@ class ChildProcess:
         self._in, self._out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self._in, False)
         os.set_blocking(self._out, False)
+        self._writable, self._readable = select.poll(), select.poll()  # made once, not per call
+        self._writable.register(self._in, select.POLLOUT)
+        self._readable.register(self._out, select.POLLIN)
         threading.Thread(target=self._drain, args=(self.proc.stderr,), daemon=True).start()
+        pending = getattr(self.proc, "unsent", first)  # a served child may have it already
+        if pending:
+            self._write(memoryview(pending), self.started + startup)
 
     @staticmethod
     def _popen(
@@ -108,19 +120,19 @@ class ChildProcess:
 
     def send(self, message: object, deadline: float) -> None:
         """Write one message; raise ``TimeoutError`` (after killing it) if it stops reading."""
-        data = memoryview(wire.encode(message, compress=self.compress))
-        with selectors.DefaultSelector() as sel:
-            sel.register(self._in, selectors.EVENT_WRITE)
-            while data:
-                self._wait(sel, deadline, None, "reading its input")
-                try:
-                    n = os.write(self._in, data[:_CHUNK])
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    msg = f"{self.label}'s process closed its input{self.status()}"
-                    raise ChildFailed(msg) from None
-                data = data[n:]
+        self._write(memoryview(wire.encode(message, compress=self.compress)), deadline)
+
+    def _write(self, data: memoryview, deadline: float) -> None:
+        while data:  # try at once: a line that fits the pipe needs no wait
+            try:
+                n = os.write(self._in, data[:_CHUNK])
+            except BlockingIOError:
+                self._wait(self._writable, deadline, None, "reading its input")
+                continue
+            except OSError:
+                msg = f"{self.label}'s process closed its input{self.status()}"
+                raise ChildFailed(msg) from None
+            data = data[n:]
 
     def receive(self, deadline: float, limit: float, what: str) -> Any:
         """The next message, decoded; raise ``TimeoutError`` (after a kill) past ``deadline``.
@@ -135,37 +147,33 @@ class ChildProcess:
             ChildFailed: the process closed its output, or sent a line over ``wire.MAX_LINE``.
             wire.Malformed: the line is not a message of the wire format.
         """
-        with selectors.DefaultSelector() as sel:
-            sel.register(self._out, selectors.EVENT_READ)
-            while True:
-                i = self._buf.find(b"\n", self._scan)
-                if i >= 0:
-                    line = bytes(self._buf[: i + 1])
-                    del self._buf[: i + 1]
-                    self._scan = 0
-                    return wire.decode(line)
-                self._scan = len(self._buf)
-                if len(self._buf) > wire.MAX_LINE:
-                    self.kill()
-                    raise ChildFailed(
-                        f"{self.label} sent a line longer than {wire.MAX_LINE} bytes; "
-                        "its process was killed"
-                    )
-                self._wait(sel, deadline, limit, what)
-                try:
-                    chunk = os.read(self._out, _CHUNK)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    raise ChildFailed(
-                        f"{self.label}'s process closed its output while {what} "
-                        f"was awaited{self.status()}"
-                    )
-                self._buf += chunk
+        while True:
+            i = self._buf.find(b"\n", self._scan)
+            if i >= 0:
+                line = bytes(self._buf[: i + 1])
+                del self._buf[: i + 1]
+                self._scan = 0
+                return wire.decode(line)
+            self._scan = len(self._buf)
+            if len(self._buf) > wire.MAX_LINE:
+                self.kill()
+                raise ChildFailed(
+                    f"{self.label} sent a line longer than {wire.MAX_LINE} bytes; "
+                    "its process was killed"
+                )
+            self._wait(self._readable, deadline, limit, what)
+            try:
+                chunk = os.read(self._out, _CHUNK)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise ChildFailed(
+                    f"{self.label}'s process closed its output while {what} "
+                    f"was awaited{self.status()}"
+                )
+            self._buf += chunk
 
-    def _wait(
-        self, sel: selectors.BaseSelector, deadline: float, limit: float | None, what: str
-    ) -> None:
+    def _wait(self, pipe: select.poll, deadline: float, limit: float | None, what: str) -> None:
         """Block until the pipe is ready; past the deadline, kill the group and raise."""
         while True:
             left = deadline - time.monotonic()
@@ -175,7 +183,7 @@ class ChildProcess:
                 raise TimeoutError(
                     f"{self.label} timed out{shown} ({what}); its process was killed"
                 )
-            if sel.select(min(left, 3600.0)):
+            if pipe.poll(math.ceil(min(left, 3600.0) * 1000)):  # milliseconds, rounded up
                 return
 
     def status(self) -> str:
@@ -231,12 +239,23 @@ class ChildProcess:
                 pass
 
     def close(self, grace: float = 0.0) -> None:
-        """Close its input (a well-behaved party then exits), wait up to ``grace`` s, kill."""
+        """Close its input (a well-behaved party then exits), wait up to ``grace`` s, kill.
+
+        A process forked by the party server is not waited for: the server kills and
+        reaps it as V lets go of it (:meth:`~._served.ServedProcess.let_go`).
+        """
         try:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
         except OSError:
             pass
+        let_go = getattr(self.proc, "let_go", None)
+        if let_go is not None and not self._killed:
+            self._killed = True
+            let_go()
+            with contextlib.suppress(OSError):
+                self.proc.stdout.close()
+            return
         if grace > 0:  # woken by the exit itself, not by polling every 10 ms
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=grace)

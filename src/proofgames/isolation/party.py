@@ -156,6 +156,19 @@ class Session:
             with contextlib.suppress(Exception):
                 hook(self.ctx)
 
+    def anticipate(self) -> None:
+        """Let the strategy get ahead between calls (``anticipate(ctx)``, if it has one).
+
+        The runner calls this right after each answer is written, before it reads V's
+        next call: work the next call will need (the honest bisection B's next midpoint)
+        is then done while V and the other prover take their turns.  A failure here is
+        dropped, as in :meth:`prepare`.
+        """
+        hook = getattr(self.player, "anticipate", None)
+        if callable(hook):
+            with contextlib.suppress(Exception):
+                hook(self.ctx)
+
     def call(self, method: object, args: object) -> Any:
         """Run one role method on the decoded arguments."""
         try:
@@ -192,7 +205,8 @@ Server = Session  # the name of earlier releases
 
 
 def serve(server: Session, channel: Channel) -> int:
-    """Answer calls until V closes the channel."""
+    """Answer calls until V closes the channel (the strategy may get ahead between them)."""
+    ahead = getattr(server, "anticipate", None)
     while (msg := channel.receive()) is not None:
         try:
             if type(msg) is not dict or msg.get("type") != "call":
@@ -202,6 +216,8 @@ def serve(server: Session, channel: Channel) -> int:
         except (Exception, SystemExit) as exc:  # the strategy failed: report, keep serving
             line = channel.encode({"type": "error", "message": describe_exception(exc)[:2000]})
         channel.write(line)
+        if callable(ahead):
+            ahead()
     return 0
 
 

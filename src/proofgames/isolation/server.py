@@ -13,6 +13,14 @@ environment, working directory and resource limits applied -- runs the party run
 exactly as a started process would.  Nothing of a debate ever enters the server: the
 hello and every call reach the child on its own pipes, from V.
 
+Spares: the server keeps :data:`SPARES` children forked ahead of any request (``--spares
+N``; 0 forks each child on request), each warmed by setting up a party for a tiny debate of
+its own (:mod:`~proofgames.isolation._forked`).  A request is handed to a warm spare with
+V's pipes, so a prover's process is ready about 4 ms sooner; a spare serves one request
+only.  The server forks spares only after :data:`QUIET_BEFORE_SPARES` seconds without a
+request or a running child, never while provers simulate; and it drops (kills and reaps) a
+spare that another process of the user has stopped or killed instead of handing it a party.
+
 Trust boundary, as with a started process: each prover is its own process (and process
 group), V's deadlines and message limits apply unchanged, and a child that crashes, hangs
 or writes garbage loses exactly as before.  The children share the server's start-up
@@ -43,7 +51,6 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Iterator
@@ -52,9 +59,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import wire
+from ._forked import SPARE_NAME, WARMING_NAME, become
 from ._served import ENV, LIMITS, identity
+from ._spares import EVENT, QUIET_BEFORE_SPARES, SPARES, Spares, os_threads
 
-__all__ = ["SINGLE_THREADED", "PartyServer", "children_cpu", "main", "serving", "warm_up"]
+__all__ = [
+    "SINGLE_THREADED", "SPARES", "PartyServer", "busy_children", "children_cpu", "main",
+    "serving", "warm_up",
+]  # fmt: skip
 
 #: Environment that keeps the numerical libraries to one thread (set before NumPy loads).
 SINGLE_THREADED = {
@@ -64,7 +76,7 @@ SINGLE_THREADED = {
 MAX_REQUEST = 4 << 20  # bytes of one fork request (the spec and V's environment)
 MAX_PENDING = 64  # connections that have not yet asked for a child
 MODULE = "proofgames.isolation.server"
-USAGE = "usage: python -m proofgames.isolation.server SOCKET-PATH"
+USAGE = "usage: python -m proofgames.isolation.server SOCKET-PATH [--spares N]"
 
 
 def warm_up() -> None:
@@ -89,14 +101,6 @@ def warm_up() -> None:
         assert out.winner == "A", out.reason
 
 
-def os_threads() -> int:
-    """How many OS threads this process has (1 when it is safe to fork)."""
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return threading.active_count()
-
-
 @dataclass
 class _Conn:
     """One connection from V: the request being read, then the child it asked for."""
@@ -115,10 +119,14 @@ class PartyServer:
         path: the socket's path (created with mode 0600; an old socket there is replaced).
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, spares: int = SPARES) -> None:
+        if type(spares) is not int or not 0 <= spares <= 64:
+            raise ValueError(f"spares must be an integer in [0, 64], got {spares!r}")
         self.path = path
+        self.spares = spares
         self._sel = selectors.DefaultSelector()
         self._conns: dict[int, _Conn] = {}
+        self._spares = Spares(spares, self._sel)
         self._stop = False
         with contextlib.suppress(FileNotFoundError):
             if Path(path).is_socket():
@@ -145,12 +153,14 @@ class PartyServer:
         signal.signal(signal.SIGINT, self._request_stop)
         try:
             while not self._stop:
-                for key, _ in self._sel.select(timeout=1.0):
+                wait = QUIET_BEFORE_SPARES if self._spares.wanted else 1.0
+                for key, _ in self._sel.select(timeout=wait):
                     try:
                         self._event(key.data, key.fileobj)
                     except Exception:  # a bad client never ends the server
                         traceback.print_exc(file=sys.stderr)
                 self._reap_reports()
+                self.refill()
         finally:
             self.close()
 
@@ -164,6 +174,14 @@ class PartyServer:
         self._listener.close()
         for conn in list(self._conns.values()):
             self._drop(conn, kill=False)
+        self._spares.close()
+
+    def refill(self) -> None:
+        """Fork spares up to :attr:`spares`, unless a child of a debate is running."""
+        if any(c.pid is not None and not c.reported for c in self._conns.values()):
+            self._spares.busy()
+        if not self._stop:
+            self._spares.refill()
 
     def _event(self, kind: str, fileobj: Any) -> None:
         if kind == "listen":
@@ -171,6 +189,8 @@ class PartyServer:
         elif kind == "wake":
             with contextlib.suppress(BlockingIOError):
                 os.read(self._wake_r, 4096)
+        elif kind == EVENT:
+            self._spares.said(fileobj)
         else:
             self._readable(self._conns[fileobj.fileno()])
 
@@ -214,25 +234,30 @@ class PartyServer:
             self._fork(conn)
 
     def _fork(self, conn: _Conn) -> None:
+        self._spares.busy()
         try:
             request = wire.decode(bytes(conn.buf[: conn.buf.find(b"\n") + 1]))
             spec, env, cwd, limits = _check_request(request, conn.fds)
         except (ValueError, wire.Malformed) as exc:
             self._refuse(conn, str(exc))
             return
-        if (threads := os_threads()) != 1:
-            self._refuse(conn, f"the server has {threads} threads; it forks only with one")
-            return
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            _child(spec, conn.fds, env, cwd, limits)
+        request = {"spec": spec, "env": env, "cwd": cwd, "limits": limits}
+        pid = self._spares.hand_over(request, conn.fds)
+        if pid is None:
+            if (threads := os_threads()) != 1:
+                self._refuse(conn, f"the server has {threads} threads; it forks only with one")
+                return
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:  # the child: never returns
+                become(spec, conn.fds, env, cwd, limits)
         for fd in conn.fds:
             os.close(fd)
         conn.fds, conn.pid = [], pid
         with contextlib.suppress(OSError):
             conn.sock.sendall(wire.encode({"type": "forked", "pid": pid}))
+        self._spares.go()  # V has its answer: now the spare may take the core
 
     def _refuse(self, conn: _Conn, reason: str) -> None:
         with contextlib.suppress(OSError):
@@ -304,48 +329,14 @@ def _check_request(
     return spec, env, cwd, limits
 
 
-def _child(
-    spec: str, fds: list[int], env: dict[str, str], cwd: str, limits: dict[str, list[int]]
-) -> None:
-    """The forked child: become a started party process, play, and exit (never return)."""
-    code = 1
-    try:
-        os.setsid()
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 (for the process)
-        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
-        sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)  # noqa: SIM115
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        for name, (soft, hard) in limits.items():
-            resource.setrlimit(getattr(resource, name), (soft, hard))
-        os.chdir(cwd)
-        os.environ.clear()
-        os.environ.update(env)
-        extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p not in sys.path]
-        sys.path[:0] = extra  # a plugin's folder, as a started process would have it
-        sys.argv = ["proofgames.isolation.party", spec]
-        from .party import main as party_main
-
-        code = party_main([spec])
-    except BaseException:  # the child's own failure: V sees its output close
-        with contextlib.suppress(Exception):
-            traceback.print_exc(file=sys.stderr)
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stderr.flush()
-        os._exit(code)
-
-
 @contextlib.contextmanager
-def serving(path: str | Path, *, timeout: float = 120.0) -> Iterator[subprocess.Popen[str]]:
+def serving(
+    path: str | Path, *, timeout: float = 120.0, spares: int = SPARES
+) -> Iterator[subprocess.Popen[str]]:
     """Run a party server on ``path`` for the ``with`` block (started, warmed, then stopped).
 
     Set ``PROOFGAMES_PARTY_SERVER`` to ``path`` for the debates that should use it.
+    ``spares`` is the server's ``--spares`` (children kept forked and warm).
 
     Raises:
         ProofgamesError: it did not say ready within ``timeout`` seconds.
@@ -355,8 +346,8 @@ def serving(path: str | Path, *, timeout: float = 120.0) -> Iterator[subprocess.
     env = {k: v for k, v in os.environ.items() if k != ENV}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
                                                        env.get("PYTHONPATH")]))  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-m", MODULE, str(path)], stderr=subprocess.PIPE,
-                            text=True, env=env | SINGLE_THREADED)  # fmt: skip
+    argv = [sys.executable, "-m", MODULE, str(path), "--spares", str(spares)]
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=env | SINGLE_THREADED)
     try:
         assert proc.stderr is not None
         ready, _, _ = select.select([proc.stderr], [], [], timeout)
@@ -373,6 +364,24 @@ def serving(path: str | Path, *, timeout: float = 120.0) -> Iterator[subprocess.
             proc.wait()
 
 
+def busy_children(pid: int) -> list[int]:
+    """The children of process ``pid`` (a party server) but its idle spares, from /proc.
+
+    Empty once every prover it forked has been reaped (V let go of them all).
+    """
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    busy = []
+    for kid in map(int, kids):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{kid}/comm").read_text().strip() in (SPARE_NAME, WARMING_NAME):
+                continue
+        busy.append(kid)
+    return busy
+
+
 def children_cpu(pid: int) -> float:
     """CPU seconds of the children ``pid`` has reaped (its ``cutime + cstime``), from /proc.
 
@@ -382,25 +391,43 @@ def children_cpu(pid: int) -> float:
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
+def _arguments(args: list[str]) -> tuple[str, int] | None:
+    """``SOCKET`` and ``--spares N`` (default :data:`SPARES`), or ``None`` if malformed."""
+    spares, rest = SPARES, list(args)
+    if "--spares" in rest:
+        i = rest.index("--spares")
+        value = rest[i + 1] if i + 1 < len(rest) else ""
+        if not value.isdigit() or not 0 <= int(value) <= 64:
+            return None
+        spares = int(value)
+        del rest[i : i + 2]
+    if len(rest) != 1 or rest[0].startswith("-"):
+        return None
+    return rest[0], spares
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m proofgames.isolation.server SOCKET``: warm up, then serve until stopped."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or args[0].startswith("-"):
+    """``python -m proofgames.isolation.server SOCKET [--spares N]``: warm up, then serve."""
+    parsed = _arguments(sys.argv[1:] if argv is None else argv)
+    if parsed is None:
         print(USAGE, file=sys.stderr)
         return 2
-    if len(os.fsencode(os.path.abspath(args[0]))) >= 104 and len(os.fsencode(args[0])) >= 104:
-        print(f"error: the socket path {args[0]!r} is too long for a Unix socket", file=sys.stderr)
+    path, spares = parsed
+    if len(os.fsencode(os.path.abspath(path))) >= 104 and len(os.fsencode(path)) >= 104:
+        print(f"error: the socket path {path!r} is too long for a Unix socket", file=sys.stderr)
         return 2
     if any(os.environ.get(k) != v for k, v in SINGLE_THREADED.items()):
         env = os.environ | SINGLE_THREADED  # NumPy may be loaded already: start again
-        os.execve(sys.executable, [sys.executable, "-m", MODULE, args[0]], env)
+        argv_again = [sys.executable, "-m", MODULE, path, "--spares", str(spares)]
+        os.execve(sys.executable, argv_again, env)
     warm_up()
     try:
-        server = PartyServer(args[0])
+        server = PartyServer(path, spares)
     except OSError as exc:
-        print(f"error: cannot listen on {args[0]!r}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"error: cannot listen on {path!r}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    print(f"party server ready on {args[0]} (pid {os.getpid()})", file=sys.stderr, flush=True)
+    server.refill()  # the first spares warm up while the caller reads the line below
+    print(f"party server ready on {path} (pid {os.getpid()})", file=sys.stderr, flush=True)
     server.serve_forever()
     return 0
 

@@ -12,7 +12,14 @@ from .._configuration import Configuration
 from .._registry import Player, register_strategy
 from ..machines.turing import TuringMachine
 from ..protocols._common import GameContext
-from ..protocols.bisection import FIRST, SECOND, BisectionA, BisectionB, BisectionState
+from ..protocols.bisection import (
+    FIRST,
+    SECOND,
+    BisectionA,
+    BisectionB,
+    BisectionState,
+    recurse,
+)
 from ._runs import ClaimedRun, lie_about_output, lie_time, require_range
 
 P = "bisection"
@@ -38,8 +45,15 @@ class _RunA(Player, BisectionA):
         return self.run
 
     def prepare(self, ctx: GameContext) -> None:
-        """Run M (with checkpoints) before the first call: the party runner's set-up hook."""
-        self.work = self._ensure(ctx).work
+        """Run M (with checkpoints) before the first call: the party runner's set-up hook.
+
+        It also reads off the first round's midpoint (time ``T // 2``), which the second
+        call asks for: the other prover may still be running, and V waits for both.
+        """
+        run = self._ensure(ctx)
+        if ctx.steps > 1:
+            run.config_at(ctx.steps // 2)
+        self.work = run.work
 
     def final(self, ctx: GameContext) -> Configuration:
         run = self._ensure(ctx)
@@ -96,24 +110,46 @@ def late_lie_a() -> _RunA:
 
 
 class _HonestB(Player, BisectionB):
-    """Simulates each disputed first half; with :meth:`prepare`, reads it off its own run."""
+    """Simulates each disputed first half; with :meth:`prepare`, reads it off its own run.
+
+    Prepared, it also knows the next round's interval as soon as it has answered, and
+    :meth:`anticipate` reads that round's midpoint off its run ahead of the call.
+    """
 
     prepared: tuple[GameContext, ClaimedRun] | None = None
+    _next: BisectionState | None = None
 
     def prepare(self, ctx: GameContext) -> None:
-        """Run M once (with checkpoints) before the first call, e.g. beside A's own run."""
+        """Run M once (with checkpoints) before the first call, e.g. beside A's own run.
+
+        Then read off the first round's midpoint, which the first dispute needs.
+        """
         run = ClaimedRun(ctx.machine, ctx.steps, ctx.oracle, progress=ctx.progress)
         self.prepared, self.work = (ctx, run), run.work
+        self._next = BisectionState(run.config_at(0), run.final, ctx.steps)
+        self.anticipate(ctx)  # the first round's midpoint, ahead of the first dispute
+
+    def _run(self, ctx: GameContext) -> ClaimedRun | None:
+        return self.prepared[1] if self.prepared is not None and self.prepared[0] is ctx else None
 
     def dispute(self, ctx: GameContext, state: BisectionState, midpoint: Configuration) -> str:
-        run = self.prepared[1] if self.prepared is not None and self.prepared[0] is ctx else None
+        run, self._next = self._run(ctx), None
         if run is not None and run.config_at(state.start_time) == state.start:
             truth = run.config_at(state.midpoint_time)  # the agreed start is on the true run
             self.work = run.work
-        else:
-            truth, w = ctx.machine.run_steps(state.start, state.first_length, ctx.oracle)
-            self.work += w
+            half = FIRST if truth != midpoint else SECOND
+            self._next = recurse(state, midpoint, half)  # its start is on the true run too
+            return half
+        truth, w = ctx.machine.run_steps(state.start, state.first_length, ctx.oracle)
+        self.work += w
         return FIRST if truth != midpoint else SECOND
+
+    def anticipate(self, ctx: GameContext) -> None:
+        """Between calls: the next round's midpoint, from its run (the next call's work)."""
+        run, upcoming, self._next = self._run(ctx), self._next, None
+        if run is not None and upcoming is not None and upcoming.length > 1:
+            run.config_at(upcoming.midpoint_time)  # kept in the run's cache for the call
+            self.work = run.work
 
 
 @register_strategy(P, "B", "honest", honest=True)
