@@ -242,22 +242,26 @@ class PartyServer:
             self._refuse(conn, str(exc))
             return
         request = {"spec": spec, "env": env, "cwd": cwd, "limits": limits}
-        pid = self._spares.hand_over(request, conn.fds)
-        if pid is None:
-            if (threads := os_threads()) != 1:
-                self._refuse(conn, f"the server has {threads} threads; it forks only with one")
-                return
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:  # the child: never returns
-                become(spec, conn.fds, env, cwd, limits)
-        for fd in conn.fds:
-            os.close(fd)
-        conn.fds, conn.pid = [], pid
-        with contextlib.suppress(OSError):
-            conn.sock.sendall(wire.encode({"type": "forked", "pid": pid}))
-        self._spares.go()  # V has its answer: now the spare may take the core
+        try:
+            pid = self._spares.hand_over(request, conn.fds)
+            if pid is None:
+                if (threads := os_threads()) != 1:
+                    said = f"the server has {threads} threads; it forks only with one"
+                    self._refuse(conn, said)
+                    return
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:  # the child: never returns
+                    become(spec, conn.fds, env, cwd, limits)
+            for fd in conn.fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            conn.fds, conn.pid = [], pid
+            with contextlib.suppress(OSError):
+                conn.sock.sendall(wire.encode({"type": "forked", "pid": pid}))
+        finally:
+            self._spares.go()  # V has its answer: now the spare may take the core
 
     def _refuse(self, conn: _Conn, reason: str) -> None:
         with contextlib.suppress(OSError):
