@@ -176,7 +176,8 @@ def spare(sock: socket.socket) -> NoReturn:
         os.setsid()
         name_process(WARMING_NAME)
         _reset_signals()
-        _warm()
+        with contextlib.suppress(Exception):  # an optimisation only: it serves either way
+            _warm()
         name_process(SPARE_NAME)  # from now on ps shows it as an idle spare
         sock.sendall(READY)
         got = _request(sock)

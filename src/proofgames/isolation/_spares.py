@@ -5,7 +5,9 @@ spare is forked with one end of a socket pair, warms up (:func:`._forked.spare`)
 says so with one byte; a request is then handed to it with V's three pipes
 (:meth:`Spares.hand_over`), and it becomes that party.  The pool forks only when told the
 server is quiet (:meth:`Spares.refill`), and drops (kills and reaps) a spare that has died,
-sent anything but its one byte, or been stopped by another process.
+sent anything but its one byte, or been stopped by another process; after spares that died
+before they were ready it waits longer and longer (up to :data:`MAX_BACKOFF`) before it
+forks the next ones, so that a spare that cannot start never becomes a loop of forks.
 
 Example:
     >>> import selectors
@@ -33,6 +35,7 @@ from ._forked import READY, WARMING_NAME, name_process, spare
 
 SPARES = 2  #: children forked and warmed ahead of requests (one debate's two provers)
 QUIET_BEFORE_SPARES = 0.05  # seconds without requests or running children before a refill
+MAX_BACKOFF = 60.0  # seconds: the longest pause in forking after spares died unready
 HAND_OVER_MAX = 1 << 16  # bytes of a request a spare is handed (a longer one: a fresh fork)
 EVENT = "spare"  #: the selector data of a spare's socket
 
@@ -77,6 +80,7 @@ class Spares:
         self._spares: dict[int, _Spare] = {}
         self._handed: list[socket.socket] = []  # handed a request, not yet let go (go())
         self._quiet_since = -float("inf")  # the first ones are forked at once
+        self._backoff, self._not_before = 0.0, 0.0  # after spares that died before ready
         try:
             self._name: str | None = Path("/proc/self/comm").read_text().strip()
         except OSError:
@@ -100,7 +104,10 @@ class Spares:
         a prover's core.  A request that finds no warm spare gets a child forked for it,
         as with no spares at all.
         """
-        if not self.wanted or time.monotonic() - self._quiet_since < QUIET_BEFORE_SPARES:
+        now = time.monotonic()
+        if not self.wanted or now - self._quiet_since < QUIET_BEFORE_SPARES:
+            return
+        if now < self._not_before:  # spares have been dying before they were ready
             return
         while self.wanted and os_threads() == 1:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -133,8 +140,12 @@ class Spares:
             said = b""
         if said == READY and not sp.ready:
             sp.ready = True
-        else:
-            self._drop(sp)
+            self._backoff = 0.0
+            return
+        if not sp.ready:  # it died getting ready: fork the next ones later, and later
+            self._backoff = min(MAX_BACKOFF, max(0.1, 2 * self._backoff))
+            self._not_before = time.monotonic() + self._backoff
+        self._drop(sp)
 
     def hand_over(self, request: dict[str, Any], fds: list[int]) -> int | None:
         """Give the request and V's pipes to a warm spare: its pid, or ``None`` (fork one)."""
