@@ -20,6 +20,7 @@ from proofgames.harness import play
 from proofgames.isolation import _served
 from proofgames.isolation._forked import PARTY_NAME, SPARE_NAME, WARMING_NAME
 from proofgames.isolation._served import ENV, ServedProcess, ServerUnavailable
+from proofgames.isolation._spares import runnable
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 ROOT = SRC.parent
@@ -395,11 +396,14 @@ def test_a_stopped_or_killed_spare_is_never_handed_a_party(tmp_path, monkeypatch
         stopped, killed = sorted(_warm_spares(proc.pid))
         os.kill(stopped, signal.SIGSTOP)
         os.kill(killed, signal.SIGKILL)
+        end = time.monotonic() + 10  # signals take effect when delivered, not when sent
+        while any(runnable(p) for p in (stopped, killed)) and time.monotonic() < end:
+            time.sleep(0.01)
         monkeypatch.setenv(ENV, str(path))
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             out = play("bisection", "bb3", claim=1, a="honest", b="honest", isolation="process")
-        assert (out.winner, out.forfeit) == ("A", None)
+        assert (out.winner, out.forfeit) == ("A", None), out.reason
         assert _wait_gone(proc.pid)
         for pid in (stopped, killed):  # no longer the server's child, not even a zombie
             assert pid not in _children(proc.pid, spares=True)
