@@ -7,8 +7,10 @@ runner.  A *spare* (:func:`spare`) is forked before any request: it starts its o
 session, sets up a party for a tiny debate of its own (so that the copy-on-write faults
 of the party's code path are taken now, not during a debate), says so to the server with
 one byte on its socket, and waits there.  The server hands it exactly one request (the
-checked spec, environment, folder and limits, with V's three pipes), and it then becomes
-that party as above; it is never handed a second.  A spare whose socket closes exits.
+checked spec, environment, folder and limits, with V's three pipes), waits until the
+server closes the socket (once V has the server's answer: woken, the spare would otherwise
+take the server's core first), and then becomes that party as above; it is never handed a
+second.  A spare whose socket closes before a request came exits.
 
 Every process this module runs ends with :func:`os._exit` and never returns to the
 server's code.
