@@ -92,15 +92,22 @@ def test_a_value_sent_again_is_not_compressed_or_inflated_again(monkeypatch) -> 
     assert calls["compress"] == 2
 
 
-def test_a_received_value_goes_on_without_being_compressed(monkeypatch) -> None:
+def test_a_received_value_goes_on_in_this_process_s_own_encoding(monkeypatch) -> None:
+    """A party's compressed text is read (and its bytes found again when it comes back),
+    but never sent on: another party gets V's own compression, so no choice of deflate
+    encoding (a covert channel) crosses V."""
     tape = bytes([2, 0] * 3000)
-    text = base64.b64encode(zlib.compress(tape, 9)).decode()  # the peer's own choice
+    theirs = base64.b64encode(zlib.compress(tape, 9)).decode()  # the peer's own choice
+    ours = base64.b64encode(zlib.compress(tape, 1)).decode()
+    assert theirs != ours
     calls = _counting(monkeypatch)  # (it counts every zlib call: so only from here)
-    got = wire.decode(json.dumps({"mid": {"__zlib__": text}}).encode())["mid"]
+    got = wire.decode(json.dumps({"mid": {"__zlib__": theirs}}).encode())["mid"]
     assert got == tape and calls["inflate"] == 1
     line = wire.encode([got, got], compress=True)  # V sends it on, twice
-    assert calls["compress"] == 0 and line.count(text.encode()) == 2
-    assert wire.decode(line) == [tape, tape] and calls["inflate"] == 1
+    assert theirs.encode() not in line and line.count(ours.encode()) == 2
+    assert calls["compress"] == 1  # compressed once, then found by identity
+    assert wire.decode(json.dumps({"again": {"__zlib__": theirs}}).encode()) == {"again": tape}
+    assert wire.decode(line) == [tape, tape] and calls["inflate"] == 1  # both texts known
 
 
 def test_the_cache_is_small_and_keeps_no_large_values(monkeypatch) -> None:

@@ -291,10 +291,13 @@ class _Packed:
     """The last few compressed values, both ways: encoded once, sent and read many times.
 
     A bisection debate sends each configuration's tape again and again (a round's start
-    and end are the last round's; A's midpoint goes on to B): ``encode`` finds a bytes
-    object it compressed or decoded lately (by identity: the cache holds it, so its id
-    is not reused) and ``decode`` the text of one, without compressing or inflating
-    again.  Values up to :data:`CACHED_BYTES` only; at most :data:`CACHED` of each.
+    and end are the last round's): ``encode`` finds a bytes object it compressed lately
+    (by identity: the cache holds it, so its id is not reused), and ``decode`` a text it
+    made or read lately, without compressing or inflating again.  A text read from a
+    party is never sent on: what this process sends is always its own compression, so no
+    party's choice of encoding (a deflate stream has many for the same bytes) reaches
+    another party through V.  Values up to :data:`CACHED_BYTES` only; at most
+    :data:`CACHED` of each.
     """
 
     CACHED = 16
@@ -314,13 +317,18 @@ class _Packed:
         """The bytes whose ``__zlib__`` text is ``text``, if cached."""
         return self._datas.get(text)
 
-    def keep(self, data: bytes, text: str) -> None:
-        """Remember that ``data`` travels as ``text`` (the oldest entries go)."""
+    def keep(self, data: bytes, text: str, *, sent: bool) -> None:
+        """Remember that ``text`` inflates to ``data`` (the oldest entries go).
+
+        Only a text this process made (``sent``) is also remembered as the way ``data``
+        goes out.
+        """
         if len(data) > self.CACHED_BYTES:
             return
         with self._lock:
-            self._texts.pop(id(data), None)
-            self._texts[id(data)] = (data, text)
+            if sent:
+                self._texts.pop(id(data), None)
+                self._texts[id(data)] = (data, text)
             self._datas.pop(text, None)
             self._datas[text] = data
             while len(self._texts) > self.CACHED:
@@ -340,7 +348,7 @@ def _bytes_json(data: bytes, compress: bool) -> dict[str, str]:
         packed = zlib.compress(data, 1)
         if len(packed) < len(data):
             text = base64.b64encode(packed).decode()
-            _PACKED.keep(data, text)
+            _PACKED.keep(data, text, sent=True)
             return {"__zlib__": text}
     return {"__bytes__": base64.b64encode(data).decode()}
 
@@ -401,7 +409,7 @@ def _unpacked(text: object, budget: list[int]) -> bytes:
     data = _PACKED.data(text)
     if data is None:
         data = _inflate(_b64(text), budget)
-        _PACKED.keep(data, text)
+        _PACKED.keep(data, text, sent=False)  # read, never sent on as it came
     elif len(data) > budget[0]:
         raise Malformed(f"compressed bytes inflate to more than {MAX_LINE} bytes a message")
     else:
