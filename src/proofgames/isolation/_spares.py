@@ -166,10 +166,8 @@ class Spares:
         except OSError:
             self._drop(sp)
             return None
-        self._spares.pop(sp.sock.fileno(), None)
-        with contextlib.suppress(KeyError, ValueError):
-            self._sel.unregister(sp.sock)
-        self._handed.append(sp.sock)
+        self._forget(sp)
+        self._handed.append(sp.sock)  # closed by go(), once V has the server's answer
         return sp.pid
 
     def go(self) -> None:
@@ -191,14 +189,15 @@ class Spares:
             self._drop(sp)
 
     def _forget(self, sp: _Spare) -> None:
+        """Take a spare out of the pool (its socket stays open)."""
         self._spares.pop(sp.sock.fileno(), None)
         with contextlib.suppress(KeyError, ValueError):
             self._sel.unregister(sp.sock)
-        sp.sock.close()
 
     def _drop(self, sp: _Spare) -> None:
         """Forget a spare: close its socket, kill and reap it."""
         self._forget(sp)
+        sp.sock.close()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(sp.pid, signal.SIGKILL)  # once it has its own session
         with contextlib.suppress(ProcessLookupError):
