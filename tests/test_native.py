@@ -93,3 +93,29 @@ def test_a_cached_file_that_does_not_load_is_rebuilt_once() -> None:
     lib = _native.load("add", SOURCE)
     assert lib is not None and lib.add(ctypes.c_long(1), ctypes.c_long(2)) == 3
     assert _native.FAILURES == {}
+
+
+def test_threads_loading_a_kernel_at_once_build_and_open_it_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two provers' set-ups reach for the engine at once: one build, one library."""
+    import threading
+    import time
+
+    opened: list[str] = []
+
+    def slow_open(source: str, path: Path) -> object:
+        opened.append(source)
+        time.sleep(0.05)  # the other thread arrives meanwhile
+        return object()
+
+    monkeypatch.setattr(_native, "_open", slow_open)
+    got: list[object] = []
+    threads = [
+        threading.Thread(target=lambda: got.append(_native.load("add", SOURCE))) for _ in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(opened) == 1 and len(got) == 4 and all(g is got[0] for g in got)

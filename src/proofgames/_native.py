@@ -31,6 +31,7 @@ import platform
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from .errors import ProofgamesError
@@ -42,6 +43,7 @@ FLAGS = ("-O2", "-std=c99", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-
 BACKENDS = ("auto", "c", "numba")
 
 _LOADED: dict[str, ctypes.CDLL | None] = {}
+_LOADING = threading.Lock()
 FAILURES: dict[str, str] = {}
 """Why a kernel fell back to numba, by name (empty when every C kernel loaded)."""
 
@@ -129,6 +131,13 @@ def load(name: str, source: str) -> ctypes.CDLL | None:
     """
     if name in _LOADED:
         return _LOADED[name]
+    with _LOADING:  # two parties' set-ups may reach for a kernel at once (one build)
+        if name not in _LOADED:
+            _LOADED[name] = _load(name, source)
+        return _LOADED[name]
+
+
+def _load(name: str, source: str) -> ctypes.CDLL | None:
     chosen = backend()
     lib = None
     if chosen != "numba":
@@ -139,7 +148,6 @@ def load(name: str, source: str) -> ctypes.CDLL | None:
             if chosen == "c":
                 raise KernelError(f"C kernel {name!r} unavailable: {exc}") from exc
             FAILURES[name] = str(exc)
-    _LOADED[name] = lib
     return lib
 
 

@@ -77,9 +77,10 @@ _IO = ctypes.c_int64 * 5
 def _library() -> ctypes.CDLL | None:
     lib = _native.load("tm-engine", SOURCE)
     if lib is not None and lib.tm_run.argtypes is None:
-        for fn in (lib.tm_run, lib.tm_span):
-            fn.argtypes = [_P, _P, _P, _I, _P, _P, _I, _I, ctypes.POINTER(_I)]
+        # tm_run's argtypes last: another thread that sees them set finds all the rest set
+        for fn in (lib.tm_span, lib.tm_run):
             fn.restype = _I
+            fn.argtypes = [_P, _P, _P, _I, _P, _P, _I, _I, ctypes.POINTER(_I)]
     return lib
 
 

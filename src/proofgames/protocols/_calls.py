@@ -10,7 +10,9 @@ language-model and scripted provers of step transcripts are) share what is here:
 * :func:`run_move` runs one move of an untrusted party in a daemon thread of its own,
   so that a timeout pre-empts a blocking call as well as a slow coroutine (V stops
   waiting; the thread is abandoned and whatever it returns later is dropped);
-* :func:`check_reply` validates the costs a move reports (:class:`ProverReply`).
+* :func:`check_reply` validates the costs a move reports (:class:`ProverReply`);
+* :class:`SetUp` runs a party's set-up hook (``prepare(ctx)``) in a thread of its own,
+  beside V and the other party, as an isolated party's process runs it beside theirs.
 
 Example:
     >>> shown("x" * 10**7)[-31:], shown(object())
@@ -25,6 +27,8 @@ import contextlib
 import inspect
 import math
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from ._outcome import ProverReply
 
@@ -91,6 +95,39 @@ def _invoke(player: object, method: str, args: tuple[object, ...]) -> object:
 
         value = asyncio.run(finish())
     return value
+
+
+class SetUp:
+    """A party's ``prepare(ctx)``, started in a daemon thread of its own.
+
+    What it raises is dropped: the party's calls then do (or fail at) the work, as in a
+    party's own process (:meth:`proofgames.isolation.party.Session.prepare`).  A hook
+    whose heavy work runs outside the GIL (the compiled engine does) runs on its own core.
+
+    Example:
+        >>> seen = []
+        >>> class P:
+        ...     def prepare(self, ctx): seen.append(ctx)
+        >>> s = SetUp(P().prepare, "ctx", "A")
+        >>> s.wait(5.0), seen
+        (True, ['ctx'])
+    """
+
+    def __init__(self, hook: Callable[[Any], object], ctx: object, party: str) -> None:
+        self._thread = threading.Thread(
+            target=self._run, args=(hook, ctx), name=f"proofgames-set-up-{party}", daemon=True
+        )
+        self._thread.start()
+
+    @staticmethod
+    def _run(hook: Callable[[Any], object], ctx: object) -> None:
+        with contextlib.suppress(BaseException):
+            hook(ctx)
+
+    def wait(self, timeout: float | None) -> bool:
+        """Wait up to ``timeout`` seconds (``None``: until it ends); ``True`` once it has."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
 
 
 async def run_move(player: object, method: str, args: tuple[object, ...]) -> object:

@@ -10,6 +10,7 @@ out.
 from __future__ import annotations
 
 import copy
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from .._registry import StrategySpec
 from .._seeds import check_seed, check_timeout
 from ..errors import ProofgamesError
 from ..wire import Malformed
-from ._calls import Raised, check_reply, describe_exception, run_move, shown_exception
+from ._calls import Raised, SetUp, check_reply, describe_exception, run_move, shown_exception
 from ._outcome import TALLIED, Costs, DebateCosts, Message, Outcome, ProverReply, copy_tallied
 
 __all__ = [
@@ -98,6 +99,35 @@ class Party:
     ) -> None:  # fmt: skip
         self.name, self._player, self._debate, self._timeout = name, player, debate, timeout
         self._trusted = trusted
+        self._setup: SetUp | None = None
+
+    def set_up(self, ctx: GameContext) -> None:
+        """Start the party's own set-up, its ``prepare(ctx)`` if it has one, in a thread.
+
+        V goes on meanwhile (with the other party's set-up, or its own calls); the
+        party's next call waits for it, and that wait is part of the call's time (its
+        timeout included).  V also waits for it before the verdict, so that the steps a
+        party reports never depend on where its set-up was when the game ended.
+        """
+        self.settle()  # one set-up at a time: a new context waits for the last one's
+        try:
+            hook = getattr(self._player, "prepare", None)
+        except Exception:  # a hostile attribute: no set-up (its calls do the work)
+            hook = None
+        if callable(hook):
+            self._setup = SetUp(hook, ctx, self.name)
+
+    def settle(self) -> bool:
+        """Wait for the party's set-up (up to its timeout); ``False`` if it overran."""
+        setup, self._setup = self._setup, None
+        return setup is None or setup.wait(self._timeout)
+
+    def _set_up_overran(self, start: float) -> bool:
+        setup, self._setup = self._setup, None
+        if setup is None:
+            return False
+        left = None if self._timeout is None else self._timeout - (time.perf_counter() - start)
+        return not setup.wait(left if left is None else max(0.0, left))
 
     def call(
         self,
@@ -120,6 +150,8 @@ class Party:
         d.check()
         start = time.perf_counter()
         with interrupts.guard():
+            if self._set_up_overran(start):
+                d.forfeit(self.name, f"{what} timed out (its set-up ran past {self._timeout:.3g}s)")
             try:
                 raw = getattr(self._player, method)(*args)
             except BaseException as exc:
@@ -150,6 +182,10 @@ class Party:
 
         d = self._debate
         d.check()
+        if self._setup is not None:  # waited for off the run's loop, within the timeout
+            start = time.perf_counter()
+            if await asyncio.to_thread(self._set_up_overran, start):
+                d.forfeit(self.name, f"{what} timed out (its set-up ran past {self._timeout:g} s)")
         try:
             with interrupts.guard():
                 if self._trusted:
@@ -282,6 +318,7 @@ class Debate:
         self.rng = dict(zip(PARTIES, spawn_rngs(seed, 3), strict=True))
         self.messages: list[Message] = []
         self.blamed: tuple[str, str] | None = None
+        self._progress_lock = threading.Lock()
 
     def blame(self, party: str, reason: str) -> None:
         """Record that ``party`` lost (only the first forfeit of a debate counts)."""
@@ -307,16 +344,32 @@ class Debate:
         progress: Callable[[int], None] | None,
         witness: bytes | None = None,
     ) -> GameContext:
-        """What ``party`` sees: its own copy of the instance, its oracle view and its RNG."""
-        return GameContext(
+        """What ``party`` sees: its own copy of the instance, its oracle view and its RNG.
+
+        The party's set-up starts with it (:meth:`Party.set_up`): both provers' set-ups run
+        at once, each in a thread of its own, as isolated provers' processes do.
+        """
+        ctx = GameContext(
             copy.deepcopy(machine),
             steps,
             claim,
             self._party_ledgers[party].view(party),
             self.rng[party],
-            progress,
+            None if progress is None else self._serialized(progress),
             witness,
         )
+        self.parties[party].set_up(ctx)
+        return ctx
+
+    def _serialized(self, progress: Callable[[int], None]) -> Callable[[int], None]:
+        """``progress``, called by one party at a time (set-ups run in threads)."""
+        lock = self._progress_lock
+
+        def report(steps: int) -> None:
+            with lock:
+                progress(steps)
+
+        return report
 
     def say(self, round: int, sender: str, kind: str, content: Any) -> None:
         """Append a message to the transcript."""
@@ -351,6 +404,8 @@ class Debate:
         ledger (a judge's calls, counted by the caller).
         """
         self.say(self.messages[-1].round if self.messages else 0, "V", "verdict", verdict)
+        for party in self.parties.values():
+            party.settle()  # its reported steps, once its set-up is over
         party_counts = {
             p: ledger.counts()[p] + self.parties[p].reported_queries
             for p, ledger in self._party_ledgers.items()

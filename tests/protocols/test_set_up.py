@@ -1,0 +1,173 @@
+"""In-process set-ups: each prover's ``prepare(ctx)`` runs in a thread, beside the other's.
+
+The driver (``Debate.context`` and ``Party``) starts a party's set-up when it makes the
+party's context, waits for it before the party's next call (inside the call's time and
+timeout) and before the verdict.  What a set-up raises is dropped; one that overruns the
+timeout is its party's forfeit; the user's progress callback is called by one party at a
+time; and outcomes do not depend on the threads' timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import asdict
+
+import pytest
+
+from proofgames import TuringMachine, play, play_bisection
+from proofgames.protocols import Debate
+from proofgames.strategies import make_strategy
+
+BB4 = TuringMachine.sized("1RB1LB_1LA0LC_1RZ1LD_1RD0RA", steps=107)
+
+
+def honest(role: str, prepare=None):
+    """The registered honest bisection prover, its ``prepare`` wrapped by ``prepare``."""
+    player = make_strategy("bisection", role, "honest")
+    if prepare is not None:
+        own = player.prepare
+        player.prepare = lambda ctx: prepare(own, ctx)
+    return player
+
+
+def timeless(out) -> dict:
+    d = asdict(out)
+    d["costs"].pop("seconds")
+    return d
+
+
+def test_both_set_ups_run_at_once():
+    meet = threading.Barrier(2, timeout=10)
+    met: dict[str, bool] = {}
+
+    def waiting(role):
+        def prepare(own, ctx):
+            try:
+                meet.wait()  # each waits for the other: only concurrent set-ups pass
+                met[role] = True
+            except threading.BrokenBarrierError:
+                met[role] = False
+            own(ctx)
+
+        return prepare
+
+    out = play_bisection(BB4, 107, 1, honest("A", waiting("A")), honest("B", waiting("B")))
+    assert met == {"A": True, "B": True}
+    assert out.winner == "A" and out.costs.prover_steps["B"] >= 107  # B ran M at set-up
+
+
+def test_outcomes_do_not_depend_on_the_threads():
+    inst = "bb4"
+    for a, b, claim in (("honest", "honest", 1), ("random-step", "honest", 0)):
+        outs = [timeless(play("bisection", inst, claim=claim, a=a, b=b, seed=5)) for _ in range(6)]
+        assert all(o == outs[0] for o in outs), (a, b)
+
+
+def test_a_set_up_that_raises_is_dropped():
+    def raises(own, ctx):
+        raise RuntimeError("set-up failed")
+
+    out = play_bisection(BB4, 107, 1, honest("A", raises), honest("B", raises))
+    assert out.winner == "A" and out.forfeit is None  # the calls did the work instead
+    assert out.costs.prover_steps["A"] >= 107
+
+
+def test_a_set_up_past_the_timeout_is_that_partys_forfeit():
+    def slow(own, ctx):
+        time.sleep(1.0)
+        own(ctx)
+
+    t0 = time.perf_counter()
+    out = play_bisection(BB4, 107, 1, honest("A"), honest("B", slow), timeout=0.3)
+    assert out.winner == "A" and out.forfeit == "B"
+    assert "dispute timed out (its set-up ran past 0.3s)" in out.reason
+    assert time.perf_counter() - t0 < 0.9  # V stopped waiting at the timeout
+
+
+def test_v_waits_for_a_set_up_before_its_verdict():
+    class RaisesAtFinal:
+        def final(self, ctx):
+            raise RuntimeError("no")
+
+    class SlowSetUp:
+        work = 0
+
+        def prepare(self, ctx):
+            time.sleep(0.2)
+            self.work = 7
+
+    out = play_bisection(BB4, 107, 1, RaisesAtFinal(), SlowSetUp())
+    assert out.winner == "B" and out.costs.prover_steps["B"] == 7
+
+
+def test_a_hostile_prepare_attribute_is_no_set_up():
+    class Hostile:
+        @property
+        def prepare(self):
+            raise RuntimeError("touch me not")
+
+        def dispute(self, ctx, state, midpoint):
+            return "second"
+
+    out = play_bisection(BB4, 107, 1, honest("A"), Hostile())
+    assert out.winner == "A" and out.forfeit is None
+
+
+def test_progress_is_called_by_one_party_at_a_time():
+    state = {"busy": False, "overlaps": 0, "steps": 0}
+
+    def progress(n):
+        if state["busy"]:
+            state["overlaps"] += 1
+        state["busy"] = True
+        time.sleep(0.0005)  # gives the GIL away mid-call
+        state["steps"] += n
+        state["busy"] = False
+
+    class Reporting:
+        work = 0
+
+        def prepare(self, ctx):
+            for _ in range(40):
+                ctx.progress(1)
+
+        def final(self, ctx):
+            raise RuntimeError("done")
+
+        def dispute(self, ctx, state, midpoint):
+            return "second"
+
+    play_bisection(BB4, 107, 1, Reporting(), Reporting(), progress=progress)
+    assert state["overlaps"] == 0 and state["steps"] == 80
+
+
+def test_acall_waits_for_the_set_up_within_its_timeout():
+    class Party:
+        def __init__(self, pause):
+            self.pause, self.ready = pause, False
+
+        def prepare(self, ctx):
+            time.sleep(self.pause)
+            self.ready = True
+
+        def move(self):
+            return self.ready
+
+    async def go(pause, timeout):
+        d = Debate("bisection", Party(pause), None, None, 0, timeout)
+        d.context("A", BB4, 107, 1, None)
+        try:
+            return await d.parties["A"].acall("move", "move")
+        except Exception:
+            return d.blamed
+
+    assert asyncio.run(go(0.05, 5.0)) is True
+    assert asyncio.run(go(1.0, 0.2)) == ("A", "move timed out (its set-up ran past 0.2 s)")
+
+
+@pytest.mark.parametrize("isolation", ["in-process", "process"])
+def test_honest_provers_agree_in_and_out_of_process(isolation):
+    out = play("bisection", "bb4", claim=1, a="honest", b="honest", isolation=isolation)
+    assert out.winner == "A" and min(out.costs.prover_steps.values()) >= 107
