@@ -8,9 +8,10 @@ configuration to the next, making at most one oracle query.
 from __future__ import annotations
 
 import abc
+import bisect
 import hashlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -196,6 +197,10 @@ class CheckpointedRun:
         memory_bytes: budget for the stored checkpoints (default :attr:`MEMORY_BYTES`).
         progress: called with the number of steps just simulated during the first run.
         start: the configuration at time 0 (default: the machine's initial one).
+        times: where to keep the checkpoints instead of evenly: called with T and the
+            even spacing the budget allows, it gives the times (say, a protocol's
+            :func:`~proofgames.protocols.bisection.midpoint_times`); at most about T
+            divided by that spacing of them keeps to the budget.
 
     Example:
         The 4-state busy beaver halts after 107 steps; with room for a dozen checkpoints,
@@ -230,6 +235,7 @@ class CheckpointedRun:
         memory_bytes: int | None = None,
         progress: ProgressFn | None = None,
         start: Configuration | None = None,
+        times: Callable[[int, int], Iterable[int]] | None = None,
     ) -> None:
         self.machine = machine
         self.steps = steps
@@ -241,13 +247,28 @@ class CheckpointedRun:
         self.interval = max(1, by_memory, by_overhead)
         self.work = 0
         first = machine.initial() if start is None else start
-        self._checkpoints = [first]
-        for config, done, work in machine.run_chunks(first, steps, self.interval, oracle):
+        self._times, self._checkpoints = [0], [first]
+        if times is None:
+            chunks = machine.run_chunks(first, steps, self.interval, oracle)
+        else:
+            chosen = {int(t) for t in times(steps, self.interval)}
+            chunks = self._run_to(first, sorted({t for t in chosen if 0 < t < steps} | {steps}))
+        for config, done, work in chunks:
             self.work += work
+            self._times.append(self._times[-1] + done)
             self._checkpoints.append(config)
             if progress is not None:
                 progress(done)
         self._cache: OrderedDict[int, Configuration] = OrderedDict()
+
+    def _run_to(
+        self, config: Configuration, stops: list[int]
+    ) -> Iterator[tuple[Configuration, int, int]]:
+        t = 0
+        for stop in stops if self.steps > 0 else ():
+            config, work = self.machine.run_steps(config, stop - t, self._oracle)
+            yield config, stop - t, work
+            t = stop
 
     @property
     def final(self) -> Configuration:
@@ -260,8 +281,8 @@ class CheckpointedRun:
             raise IndexError(f"time {t} is outside the run [0, {self.steps}]")
         if t == self.steps:  # the last checkpoint, however short its chunk
             return self.final
-        k = t // self.interval
-        base_t, base = k * self.interval, self._checkpoints[k]
+        k = bisect.bisect_right(self._times, t) - 1
+        base_t, base = self._times[k], self._checkpoints[k]
         for ct, cached in self._cache.items():
             if base_t < ct <= t:
                 base_t, base = ct, cached

@@ -81,6 +81,28 @@ class BisectionState:
         return self.start_time + self.first_length
 
 
+def midpoint_times(steps: int, spacing: int) -> list[int]:
+    """Every midpoint time V can ask for while the halves are ``spacing`` steps or longer.
+
+    These are the midpoints of the early rounds, whichever halves B disputes: a prover
+    that keeps a checkpoint at each answers those rounds without simulating, and later
+    rounds from the last one's configurations (less than ``2 * spacing`` steps in all).
+    There are fewer than ``steps / spacing``, at least ``spacing`` steps apart.
+
+    Example:
+        >>> midpoint_times(107, 20)
+        [26, 53, 80]
+        >>> BisectionState(None, None, 107).midpoint_time  # the first round's
+        53
+    """
+    out, level = [], [(0, steps)]
+    while level:
+        split = [(s, n) for s, n in level if n // 2 >= max(1, spacing)]
+        out += [s + n // 2 for s, n in split]
+        level = [half for s, n in split for half in ((s, n // 2), (s + n // 2, n - n // 2))]
+    return sorted(out)
+
+
 def recurse(state: BisectionState, midpoint: Configuration, dispute: str) -> BisectionState:
     """The next round's claim: the half that B disputes (the erratum's intended semantics)."""
     k = state.round + 1

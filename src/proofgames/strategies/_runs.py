@@ -9,12 +9,15 @@ run continues *consistently* from the altered configuration.  Every step but the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from .._configuration import CheckpointedRun, Configuration
 from .._oracle import OracleView
 from ..errors import ProtocolError, SpecError
 from ..machines.turing import TuringMachine
+
+#: Where a run keeps checkpoints: called with T and the even spacing its budget allows.
+Times = Callable[[int, int], Iterable[int]]
 
 
 def perturb(machine: object, config: Configuration, claim: int) -> Configuration:
@@ -45,6 +48,8 @@ class ClaimedRun:
         flip_at: time ``t0`` of the lie, or ``None`` for the true run.
         claim: the output the lie must reach.
         progress: callback during the runs.
+        times: where to keep checkpoints, on the claimed run's own clock (see
+            :class:`~proofgames.CheckpointedRun`); default evenly spaced.
 
     """
 
@@ -56,18 +61,22 @@ class ClaimedRun:
         flip_at: int | None = None,
         claim: int = 1,
         progress: Callable[[int], None] | None = None,
+        times: Times | None = None,
     ) -> None:
         self.steps = steps
         self.flip_at = steps + 1 if flip_at is None else int(flip_at)
         if not 0 <= self.flip_at <= steps + 1:
             raise ProtocolError(f"lie time {flip_at} is outside [0, {steps}]")
         head_steps = min(self.flip_at, steps)
-        self.true = CheckpointedRun(machine, head_steps, oracle, progress=progress)
+        head = tail = None
+        if times is not None:  # each run keeps the claimed run's times in its stretch
+            head, tail = _shifted(times, steps, 0), _shifted(times, steps, self.flip_at)
+        self.true = CheckpointedRun(machine, head_steps, oracle, progress=progress, times=head)
         self.tail: CheckpointedRun | None = None
         if flip_at is not None:
             bad = perturb(machine, self.true.final, claim)
             self.tail = CheckpointedRun(
-                machine, steps - self.flip_at, oracle, progress=progress, start=bad
+                machine, steps - self.flip_at, oracle, progress=progress, start=bad, times=tail
             )
 
     @property
@@ -85,6 +94,15 @@ class ClaimedRun:
     def final(self) -> Configuration:
         """The configuration presented for time T."""
         return self.config_at(self.steps)
+
+
+def _shifted(times: Times, steps: int, offset: int) -> Times:
+    """``times`` over a whole run of ``steps``, on the clock of its stretch from ``offset``."""
+
+    def on_stretch(length: int, spacing: int) -> Iterable[int]:
+        return (t - offset for t in times(steps, spacing))
+
+    return on_stretch
 
 
 def require_range(

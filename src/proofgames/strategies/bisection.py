@@ -1,6 +1,7 @@
 """Strategies for the bisection protocol (Figure 3).
 
-Prover A: ``honest`` (answers every midpoint from checkpoints of its single run),
+Prover A: ``honest`` (answers every midpoint from checkpoints of its single run, kept at
+the early rounds' midpoints: :func:`~proofgames.protocols.bisection.midpoint_times`),
 ``lie-output``, ``flip-step``, ``random-step`` and ``late-lie``.  Prover B: ``honest``
 (simulates the first half from the start of the disputed interval and compares),
 ``random``, ``first`` and ``second``.
@@ -18,6 +19,7 @@ from ..protocols.bisection import (
     BisectionA,
     BisectionB,
     BisectionState,
+    midpoint_times,
     recurse,
 )
 from ._runs import ClaimedRun, lie_about_output, lie_time, require_range
@@ -41,7 +43,9 @@ class _RunA(Player, BisectionA):
                 flip = int(ctx.rng.integers(1, ctx.steps + 1))
             elif self._at is not None:
                 flip = lie_time(self._at, ctx.steps)
-            self.run = ClaimedRun(ctx.machine, ctx.steps, ctx.oracle, flip, ctx.claim, ctx.progress)
+            self.run = ClaimedRun(
+                ctx.machine, ctx.steps, ctx.oracle, flip, ctx.claim, ctx.progress, midpoint_times
+            )
         return self.run
 
     def prepare(self, ctx: GameContext) -> None:
@@ -124,7 +128,9 @@ class _HonestB(Player, BisectionB):
 
         Then read off the first round's midpoint, which the first dispute needs.
         """
-        run = ClaimedRun(ctx.machine, ctx.steps, ctx.oracle, progress=ctx.progress)
+        run = ClaimedRun(
+            ctx.machine, ctx.steps, ctx.oracle, progress=ctx.progress, times=midpoint_times
+        )
         self.prepared, self.work = (ctx, run), run.work
         self._next = BisectionState(run.config_at(0), run.final, ctx.steps)
         self.anticipate(ctx)  # the first round's midpoint, ahead of the first dispute
