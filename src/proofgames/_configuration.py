@@ -10,8 +10,9 @@ from __future__ import annotations
 import abc
 import bisect
 import hashlib
+import itertools
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,18 +149,16 @@ class ConfigurationMachine(abc.ABC):
         self,
         config: Configuration,
         steps: int,
-        chunk: int,
+        chunk: int | Sequence[int],
         oracle: OracleView | None = None,
     ) -> Iterator[tuple[Configuration, int, int]]:
         """Run ``steps`` steps, yielding ``(configuration, steps done, work)`` every ``chunk``.
 
+        ``chunk`` is one length, or each chunk's length in turn (see :func:`chunk_lengths`).
         Subclasses override this to keep the machine's working state between chunks.
         """
-        done = 0
-        while done < steps:
-            n = min(chunk, steps - done)
+        for n in chunk_lengths(steps, chunk):
             config, work = self.run_steps(config, n, oracle)
-            done += n
             yield config, n, work
 
     def advance(
@@ -174,6 +173,21 @@ class ConfigurationMachine(abc.ABC):
 
 
 ProgressFn = Callable[[int], None]
+
+
+def chunk_lengths(steps: int, chunk: int | Sequence[int]) -> Iterator[int]:
+    """The lengths of the chunks of a run of ``steps``: every ``chunk``, or those given.
+
+    Example:
+        >>> list(chunk_lengths(10, 4)), list(chunk_lengths(10, [3, 7]))
+        ([4, 4, 2], [3, 7])
+    """
+    if isinstance(chunk, int):
+        every = max(1, chunk)
+        for done in range(0, steps, every):
+            yield min(every, steps - done)
+    else:
+        yield from chunk
 
 
 class CheckpointedRun:
@@ -252,7 +266,9 @@ class CheckpointedRun:
             chunks = machine.run_chunks(first, steps, self.interval, oracle)
         else:
             chosen = {int(t) for t in times(steps, self.interval)}
-            chunks = self._run_to(first, sorted({t for t in chosen if 0 < t < steps} | {steps}))
+            stops = [0, *sorted({t for t in chosen if 0 < t < steps}), steps] if steps else []
+            gaps = [b - a for a, b in itertools.pairwise(stops)]
+            chunks = machine.run_chunks(first, steps, gaps, oracle)
         for config, done, work in chunks:
             self.work += work
             self._times.append(self._times[-1] + done)
@@ -260,15 +276,6 @@ class CheckpointedRun:
             if progress is not None:
                 progress(done)
         self._cache: OrderedDict[int, Configuration] = OrderedDict()
-
-    def _run_to(
-        self, config: Configuration, stops: list[int]
-    ) -> Iterator[tuple[Configuration, int, int]]:
-        t = 0
-        for stop in stops if self.steps > 0 else ():
-            config, work = self.machine.run_steps(config, stop - t, self._oracle)
-            yield config, stop - t, work
-            t = stop
 
     @property
     def final(self) -> Configuration:

@@ -41,7 +41,7 @@ def test_the_times_are_every_early_midpoint_spaced_and_within_budget(steps, spac
     rng = np.random.default_rng(steps + spacing)
     for _ in range(50):
         assert _asked(steps, spacing, rng) <= set(times)
-    assert times == sorted(set(times)) and all(0 < t < steps for t in times)
+    assert list(times) == sorted(set(times)) and all(0 < t < steps for t in times)
     edges = [0, *times, steps]
     assert all(b - a >= min(spacing, steps) for a, b in itertools.pairwise(edges))
     assert len(times) < max(1, steps / spacing)

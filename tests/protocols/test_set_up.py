@@ -1,10 +1,11 @@
 """In-process set-ups: each prover's ``prepare(ctx)`` runs in a thread, beside the other's.
 
-The driver (``Debate.context`` and ``Party``) starts a party's set-up when it makes the
-party's context, waits for it before the party's next call (inside the call's time and
-timeout) and before the verdict.  What a set-up raises is dropped; one that overruns the
-timeout is its party's forfeit; the user's progress callback is called by one party at a
-time; and outcomes do not depend on the threads' timing.
+The driver (``Debate.context`` and ``Party``) starts a party's set-up in a thread when it
+makes the party's context (on runs from ``THREADED_STEPS`` steps; the tests lower it),
+waits for it before the party's next call (inside the call's time and timeout) and before
+the verdict.  What a set-up raises is dropped; one that overruns the timeout is its
+party's forfeit; the user's progress callback is called by one party at a time; and
+outcomes do not depend on the threads' timing.  On shorter runs there is no set-up.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import asdict
 import pytest
 
 from proofgames import TuringMachine, play, play_bisection
-from proofgames.protocols import Debate
+from proofgames.protocols import Debate, _common
 from proofgames.strategies import make_strategy
 
 BB4 = TuringMachine.sized("1RB1LB_1LA0LC_1RZ1LD_1RD0RA", steps=107)
@@ -32,13 +33,18 @@ def honest(role: str, prepare=None):
     return player
 
 
+@pytest.fixture
+def threaded(monkeypatch) -> None:
+    monkeypatch.setattr(_common, "THREADED_STEPS", 0)
+
+
 def timeless(out) -> dict:
     d = asdict(out)
     d["costs"].pop("seconds")
     return d
 
 
-def test_both_set_ups_run_at_once():
+def test_both_set_ups_run_at_once(threaded):
     meet = threading.Barrier(2, timeout=10)
     met: dict[str, bool] = {}
 
@@ -58,14 +64,44 @@ def test_both_set_ups_run_at_once():
     assert out.winner == "A" and out.costs.prover_steps["B"] >= 107  # B ran M at set-up
 
 
-def test_outcomes_do_not_depend_on_the_threads():
-    inst = "bb4"
-    for a, b, claim in (("honest", "honest", 1), ("random-step", "honest", 0)):
-        outs = [timeless(play("bisection", inst, claim=claim, a=a, b=b, seed=5)) for _ in range(6)]
-        assert all(o == outs[0] for o in outs), (a, b)
+def test_a_short_run_has_no_set_up():
+    ran = []
+
+    def noting(own, ctx):
+        ran.append(ctx)
+        own(ctx)
+
+    assert _common.THREADED_STEPS > 107
+    out = play_bisection(BB4, 107, 1, honest("A", noting), honest("B", noting))
+    assert ran == [] and out.winner == "A"  # the calls did the work
 
 
-def test_a_set_up_that_raises_is_dropped():
+@pytest.mark.parametrize(
+    ("protocol", "a", "b", "claim"),
+    [("bisection", "honest", "honest", 1), ("bisection", "random-step", "honest", 0),
+     ("cross-examination", "honest", "honest", 1), ("cross-examination", "flip-step", "honest", 0)],
+)  # fmt: skip
+def test_outcomes_do_not_depend_on_the_threads(threaded, protocol, a, b, claim):
+    outs = [timeless(play(protocol, "bb4", claim=claim, a=a, b=b, seed=5)) for _ in range(6)]
+    assert all(o == outs[0] for o in outs)
+
+
+def test_a_set_up_changes_no_move(monkeypatch):
+    default = _common.THREADED_STEPS
+
+    def play_with(threshold):
+        monkeypatch.setattr(_common, "THREADED_STEPS", threshold)
+        ran = []
+        b = honest("B", lambda own, ctx: (ran.append(ctx), own(ctx)))
+        out = play_bisection(BB4, 107, 0, make_strategy("bisection", "A", "flip-step"), b)
+        return out, len(ran)
+
+    (with_set_up, ran), (without, not_ran) = play_with(0), play_with(default)
+    assert (ran, not_ran) == (1, 0)
+    assert with_set_up.messages == without.messages and with_set_up.reason == without.reason
+
+
+def test_a_set_up_that_raises_is_dropped(threaded):
     def raises(own, ctx):
         raise RuntimeError("set-up failed")
 
@@ -74,7 +110,7 @@ def test_a_set_up_that_raises_is_dropped():
     assert out.costs.prover_steps["A"] >= 107
 
 
-def test_a_set_up_past_the_timeout_is_that_partys_forfeit():
+def test_a_set_up_past_the_timeout_is_that_partys_forfeit(threaded):
     def slow(own, ctx):
         time.sleep(1.0)
         own(ctx)
@@ -86,7 +122,7 @@ def test_a_set_up_past_the_timeout_is_that_partys_forfeit():
     assert time.perf_counter() - t0 < 0.9  # V stopped waiting at the timeout
 
 
-def test_v_waits_for_a_set_up_before_its_verdict():
+def test_v_waits_for_a_set_up_before_its_verdict(threaded):
     class RaisesAtFinal:
         def final(self, ctx):
             raise RuntimeError("no")
@@ -115,7 +151,7 @@ def test_a_hostile_prepare_attribute_is_no_set_up():
     assert out.winner == "A" and out.forfeit is None
 
 
-def test_progress_is_called_by_one_party_at_a_time():
+def test_progress_is_called_by_one_party_at_a_time(threaded):
     state = {"busy": False, "overlaps": 0, "steps": 0}
 
     def progress(n):
@@ -143,7 +179,7 @@ def test_progress_is_called_by_one_party_at_a_time():
     assert state["overlaps"] == 0 and state["steps"] == 80
 
 
-def test_acall_waits_for_the_set_up_within_its_timeout():
+def test_acall_waits_for_the_set_up_within_its_timeout(threaded):
     class Party:
         def __init__(self, pause):
             self.pause, self.ready = pause, False
@@ -168,6 +204,9 @@ def test_acall_waits_for_the_set_up_within_its_timeout():
 
 
 @pytest.mark.parametrize("isolation", ["in-process", "process"])
-def test_honest_provers_agree_in_and_out_of_process(isolation):
-    out = play("bisection", "bb4", claim=1, a="honest", b="honest", isolation=isolation)
-    assert out.winner == "A" and min(out.costs.prover_steps.values()) >= 107
+def test_from_the_threshold_on_both_honest_provers_run_m_at_set_up(isolation):
+    steps = _common.THREADED_STEPS
+    out = play(
+        "bisection", "bb5", claim=0, a="honest", b="honest", isolation=isolation, steps=steps
+    )
+    assert out.winner == "A" and min(out.costs.prover_steps.values()) >= steps

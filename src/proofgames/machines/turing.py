@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._configuration import Configuration, ConfigurationMachine
+from .._configuration import Configuration, ConfigurationMachine, chunk_lengths
 from .._oracle import OracleView
 from ..errors import ConfigurationError, MachineFormatError, ProtocolError
 from ._engine import MAX_STEPS, STATUS_DONE, STATUS_EDGE, STATUS_STOP, Kernel, bind
@@ -335,21 +335,17 @@ class TuringMachine(ConfigurationMachine):
         self,
         config: Configuration,
         steps: int,
-        chunk: int,
+        chunk: int | Sequence[int],
         oracle: OracleView | None = None,
     ) -> Iterator[tuple[Configuration, int, int]]:
         """Run on one working tape, copying it out only at each checkpoint."""
         tape = config.tape_array()
         head, state = config.head, config.state
-        done = 0
-        while done < steps:
-            n = min(chunk, steps - done)
+        for n in chunk_lengths(steps, chunk):
             if state >= self.program.halt:  # absorbing: every later checkpoint is this one
-                done += n
                 yield config, n, 0
                 continue
             head, state, work = self._advance_inplace(tape, head, state, n, oracle, None)
-            done += n
             config = Configuration(state, head, tape.tobytes())
             yield config, n, work
 

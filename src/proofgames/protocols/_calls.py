@@ -102,7 +102,8 @@ class SetUp:
 
     What it raises is dropped: the party's calls then do (or fail at) the work, as in a
     party's own process (:meth:`proofgames.isolation.party.Session.prepare`).  A hook
-    whose heavy work runs outside the GIL (the compiled engine does) runs on its own core.
+    whose heavy work runs outside the GIL (the compiled engine does) runs on its own core,
+    beside V and the other party's.
 
     Example:
         >>> seen = []
@@ -128,6 +129,14 @@ class SetUp:
         """Wait up to ``timeout`` seconds (``None``: until it ends); ``True`` once it has."""
         self._thread.join(timeout)
         return not self._thread.is_alive()
+
+
+#: The run length (``ctx.steps``) from which the driver runs a party's set-up, in a thread
+#: of its own; below it a thread costs more than it saves (its start, and the GIL passed
+#: back and forth at every chunk of the engine), and the party's calls do the work.  On
+#: bb5, two threaded honest set-ups took a 10^7-step bisection debate from 2.4 to 1.4
+#: plain runs, and a 10^5-step one from 3.4 to 8.8 (``docs/performance.md``).
+THREADED_STEPS = 1 << 19
 
 
 async def run_move(player: object, method: str, args: tuple[object, ...]) -> object:

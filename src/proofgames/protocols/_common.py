@@ -24,7 +24,15 @@ from .._registry import StrategySpec
 from .._seeds import check_seed, check_timeout
 from ..errors import ProofgamesError
 from ..wire import Malformed
-from ._calls import Raised, SetUp, check_reply, describe_exception, run_move, shown_exception
+from ._calls import (
+    THREADED_STEPS,
+    Raised,
+    SetUp,
+    check_reply,
+    describe_exception,
+    run_move,
+    shown_exception,
+)
 from ._outcome import TALLIED, Costs, DebateCosts, Message, Outcome, ProverReply, copy_tallied
 
 __all__ = [
@@ -107,14 +115,16 @@ class Party:
         V goes on meanwhile (with the other party's set-up, or its own calls); the
         party's next call waits for it, and that wait is part of the call's time (its
         timeout included).  V also waits for it before the verdict, so that the steps a
-        party reports never depend on where its set-up was when the game ended.
+        party reports never depend on where its set-up was when the game ended.  On a
+        run shorter than :data:`~._calls.THREADED_STEPS` steps there is no set-up: the
+        party's calls do the work, as they must when ``prepare`` fails.
         """
         self.settle()  # one set-up at a time: a new context waits for the last one's
         try:
             hook = getattr(self._player, "prepare", None)
         except Exception:  # a hostile attribute: no set-up (its calls do the work)
             hook = None
-        if callable(hook):
+        if callable(hook) and type(ctx.steps) is int and ctx.steps >= THREADED_STEPS:
             self._setup = SetUp(hook, ctx, self.name)
 
     def settle(self) -> bool:

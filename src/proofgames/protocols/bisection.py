@@ -35,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -81,7 +82,8 @@ class BisectionState:
         return self.start_time + self.first_length
 
 
-def midpoint_times(steps: int, spacing: int) -> list[int]:
+@functools.lru_cache(maxsize=64)  # both provers, every debate on the same T
+def midpoint_times(steps: int, spacing: int) -> tuple[int, ...]:
     """Every midpoint time V can ask for while the halves are ``spacing`` steps or longer.
 
     These are the midpoints of the early rounds, whichever halves B disputes: a prover
@@ -91,7 +93,7 @@ def midpoint_times(steps: int, spacing: int) -> list[int]:
 
     Example:
         >>> midpoint_times(107, 20)
-        [26, 53, 80]
+        (26, 53, 80)
         >>> BisectionState(None, None, 107).midpoint_time  # the first round's
         53
     """
@@ -100,7 +102,7 @@ def midpoint_times(steps: int, spacing: int) -> list[int]:
         split = [(s, n) for s, n in level if n // 2 >= max(1, spacing)]
         out += [s + n // 2 for s, n in split]
         level = [half for s, n in split for half in ((s, n // 2), (s + n // 2, n - n // 2))]
-    return sorted(out)
+    return tuple(sorted(out))
 
 
 def recurse(state: BisectionState, midpoint: Configuration, dispute: str) -> BisectionState:
