@@ -200,7 +200,9 @@ class CheckpointedRun:
     simulated -- the first run plus all re-simulation -- so it is the prover's true cost.
 
     The interval balances memory (``memory_bytes`` of checkpoints), the per-chunk cost of
-    copying a checkpoint (at most one per ``MIN_INTERVAL`` steps on long runs) and the
+    copying a checkpoint and coming back to Python (at most one per ``MIN_INTERVAL``
+    steps on long runs: about 0.2 ms of the compiled engine, so that two provers running
+    in threads of one process seldom wait for each other's turn with the GIL) and the
     re-simulation a bisection prover does (about ``interval`` per round; the interval is
     kept below ``T / (4 log2 T)`` so that re-simulation stays a small fraction of T).
 
@@ -232,7 +234,7 @@ class CheckpointedRun:
 
     """
 
-    MIN_INTERVAL = 4096
+    MIN_INTERVAL = 1 << 16
     CACHE = 16
     MEMORY_BYTES = 4 << 20
     """The default checkpoint budget: 4 MiB.  Each checkpoint's fresh memory costs page

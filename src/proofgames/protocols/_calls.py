@@ -133,10 +133,11 @@ class SetUp:
 
 #: The run length (``ctx.steps``) from which the driver runs a party's set-up, in a thread
 #: of its own; below it a thread costs more than it saves (its start, and the GIL passed
-#: back and forth at every chunk of the engine), and the party's calls do the work.  On
-#: bb5, two threaded honest set-ups took a 10^7-step bisection debate from 2.4 to 1.4
-#: plain runs, and a 10^5-step one from 3.4 to 8.8 (``docs/performance.md``).
-THREADED_STEPS = 1 << 19
+#: back and forth at every checkpoint of the engine's run), and the party's calls do the
+#: work.  Honest A against honest B on bb5 cut short, medians of 9 alternated debates: at
+#: 2^20 steps 9.5 ms with threads against 8.7 ms without, at 2^21 16.9 against 16.0 ms,
+#: at 3 * 2^20 16.1 against 24.5 ms and at 2^22 18.4 against 30.1 ms (docs/performance.md).
+THREADED_STEPS = 1 << 21
 
 
 async def run_move(player: object, method: str, args: tuple[object, ...]) -> object:
