@@ -210,3 +210,32 @@ def test_from_the_threshold_on_both_honest_provers_run_m_at_set_up(isolation):
         "bisection", "bb5", claim=0, a="honest", b="honest", isolation=isolation, steps=steps
     )
     assert out.winner == "A" and min(out.costs.prover_steps.values()) >= steps
+
+
+def test_one_object_playing_both_roles_gets_no_set_up_beside_its_calls(threaded):
+    class Both:
+        """Honest A and honest B in one object: a set-up in a thread would race its calls."""
+
+        def __init__(self):
+            self.a = make_strategy("bisection", "A", "honest")
+            self.b = make_strategy("bisection", "B", "honest")
+            self.prepared = 0
+
+        def prepare(self, ctx):
+            self.prepared += 1
+
+        def final(self, ctx):
+            return self.a.final(ctx)
+
+        def midpoint(self, ctx, state):
+            return self.a.midpoint(ctx, state)
+
+        def dispute(self, ctx, state, midpoint):
+            return self.b.dispute(ctx, state, midpoint)
+
+    both = Both()
+    out = play_bisection(BB4, 107, 1, both, both)
+    assert out.winner == "A" and both.prepared == 0
+    other = Both()
+    play_bisection(BB4, 107, 1, other, Both())
+    assert other.prepared == 1  # two objects: each sets up

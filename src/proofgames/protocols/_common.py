@@ -108,6 +108,7 @@ class Party:
         self.name, self._player, self._debate, self._timeout = name, player, debate, timeout
         self._trusted = trusted
         self._setup: SetUp | None = None
+        self.sets_up = True  # False: no set-up in a thread (its calls do the work)
 
     def set_up(self, ctx: GameContext) -> None:
         """Start the party's own set-up, its ``prepare(ctx)`` if it has one, in a thread.
@@ -116,15 +117,17 @@ class Party:
         party's next call waits for it, and that wait is part of the call's time (its
         timeout included).  V also waits for it before the verdict, so that the steps a
         party reports never depend on where its set-up was when the game ended.  On a
-        run shorter than :data:`~._calls.THREADED_STEPS` steps there is no set-up: the
-        party's calls do the work, as they must when ``prepare`` fails.
+        run shorter than :data:`~._calls.THREADED_STEPS` steps, or for one object that
+        plays both roles (its set-up would run beside its own calls), there is no set-up:
+        the party's calls do the work, as they must when ``prepare`` fails.
         """
         self.settle()  # one set-up at a time: a new context waits for the last one's
         try:
             hook = getattr(self._player, "prepare", None)
         except Exception:  # a hostile attribute: no set-up (its calls do the work)
             hook = None
-        if callable(hook) and type(ctx.steps) is int and ctx.steps >= THREADED_STEPS:
+        long_run = type(ctx.steps) is int and ctx.steps >= THREADED_STEPS
+        if callable(hook) and long_run and self.sets_up:
             self._setup = SetUp(hook, ctx, self.name)
 
     def settle(self) -> bool:
@@ -321,6 +324,9 @@ class Debate:
             p: Party(p, player, self, timeout, type(player) in trusted)
             for p, player in (("A", prover_a), ("B", prover_b))
         }
+        if prover_a is prover_b:  # one object plays both roles: no set-up beside its calls
+            for party in self.parties.values():
+                party.sets_up = False
         self.tally = DebateCosts()  # what judges and provers report, as the debate runs
         self.start = time.perf_counter()
         self.ledger = OracleLedger(oracle)

@@ -184,6 +184,15 @@ def random_step_a() -> _A:
 
 
 class _HonestB(Player, CrossExaminationB):
+    _prepared: tuple[GameContext, ClaimedRun] | None = None
+
+    def prepare(self, ctx: GameContext) -> None:
+        """Run M (with checkpoints) before the first call, beside A's own run."""
+        m = ctx.machine
+        if isinstance(m, TableauTranscript):
+            run = ClaimedRun(m.machine, m.steps, ctx.oracle, progress=ctx.progress)
+            self._prepared, self.work = (ctx, run), run.work
+
     def challenge(self, ctx: GameContext, read: Reader) -> int:
         m = ctx.machine
         if isinstance(m, TableauTranscript):
@@ -195,7 +204,10 @@ class _HonestB(Player, CrossExaminationB):
         return int(wrong[0]) if wrong.size else m.output_position
 
     def _tableau(self, ctx: GameContext, tab: TableauTranscript, read: Reader) -> int:
-        run = ClaimedRun(tab.machine, tab.steps, ctx.oracle, progress=ctx.progress)
+        prepared, self._prepared = self._prepared, None  # used once, for its own context
+        run = prepared[1] if prepared is not None and prepared[0] is ctx else None
+        if run is None:
+            run = ClaimedRun(tab.machine, tab.steps, ctx.oracle, progress=ctx.progress)
         s = tab.width
 
         def first_wrong(r: int) -> int | None:
