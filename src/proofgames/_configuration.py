@@ -267,8 +267,8 @@ class CheckpointedRun:
         if times is None:
             chunks = machine.run_chunks(first, steps, self.interval, oracle)
         else:
-            chosen = {int(t) for t in times(steps, self.interval)}
-            stops = [0, *sorted({t for t in chosen if 0 < t < steps}), steps] if steps else []
+            inside = {t for t in map(int, times(steps, self.interval)) if 0 < t < steps}
+            stops = [0, *sorted(inside), steps] if steps else []
             gaps = [b - a for a, b in itertools.pairwise(stops)]
             chunks = machine.run_chunks(first, steps, gaps, oracle)
         for config, done, work in chunks:

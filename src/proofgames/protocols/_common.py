@@ -130,17 +130,16 @@ class Party:
         if callable(hook) and long_run and self.sets_up:
             self._setup = SetUp(hook, ctx, self.name)
 
-    def settle(self) -> bool:
-        """Wait for the party's set-up (up to its timeout); ``False`` if it overran."""
-        setup, self._setup = self._setup, None
-        return setup is None or setup.wait(self._timeout)
+    def settle(self, since: float | None = None) -> bool:
+        """Wait for the party's set-up, up to its timeout; ``False`` if it overran.
 
-    def _set_up_overran(self, start: float) -> bool:
+        ``since``: when the call that waits began (its time counts against the timeout).
+        """
         setup, self._setup = self._setup, None
-        if setup is None:
-            return False
-        left = None if self._timeout is None else self._timeout - (time.perf_counter() - start)
-        return not setup.wait(left if left is None else max(0.0, left))
+        if setup is None or self._timeout is None:
+            return setup is None or setup.wait(None)
+        spent = 0.0 if since is None else time.perf_counter() - since
+        return setup.wait(max(0.0, self._timeout - spent))
 
     def call(
         self,
@@ -163,7 +162,7 @@ class Party:
         d.check()
         start = time.perf_counter()
         with interrupts.guard():
-            if self._set_up_overran(start):
+            if not self.settle(start):
                 d.forfeit(self.name, f"{what} timed out (its set-up ran past {self._timeout:.3g}s)")
             try:
                 raw = getattr(self._player, method)(*args)
@@ -197,7 +196,7 @@ class Party:
         d.check()
         if self._setup is not None:  # waited for off the run's loop, within the timeout
             start = time.perf_counter()
-            if await asyncio.to_thread(self._set_up_overran, start):
+            if not await asyncio.to_thread(self.settle, start):
                 d.forfeit(self.name, f"{what} timed out (its set-up ran past {self._timeout:g} s)")
         try:
             with interrupts.guard():
